@@ -1,0 +1,66 @@
+/* libtilec: the tilec compiler as a library (the `tilec` CLI is a thin main over this).
+ *
+ * One call compiles one source text (.tile language or .tir IR text) to the requested output
+ * (tokens, AST, IR). Later issues add LLVM IR, PTX and host objects. Nothing is written to disk
+ * here: the caller gets the output in memory and writes it only when the status is TL_OK, so a
+ * failed compilation never leaves a half-written file. */
+#ifndef TILEC_TILEC_H
+#define TILEC_TILEC_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit statuses of the CLI and results of tl_compile. */
+typedef enum TlStatus {
+    TL_OK = 0,
+    TL_ERR_COMPILE = 1, /* the input had errors; diagnostics were printed */
+    TL_ERR_USAGE = 2,   /* bad options (unknown flag, unknown pass, bad -D) */
+    TL_ERR_IO = 3,      /* a file could not be read or written */
+} TlStatus;
+
+typedef enum TlEmit { TL_EMIT_TOKENS, TL_EMIT_AST, TL_EMIT_IR } TlEmit;
+
+typedef enum TlInputKind {
+    TL_INPUT_AUTO, /* by file name: *.tir is IR text, anything else the tile language */
+    TL_INPUT_TILE,
+    TL_INPUT_IR,
+} TlInputKind;
+
+typedef struct TlDefine {
+    const char *name, *value; /* -D NAME=VALUE, both borrowed */
+} TlDefine;
+
+typedef struct TlCompileOptions {
+    TlEmit emit;
+    TlInputKind input_kind;
+    const TlDefine *defines;
+    int ndefines;
+    /* Comma-separated pass list; NULL = the default pipeline for .tile input and none for .tir
+     * input (like LLVM's opt); "" = no passes. */
+    const char *passes;
+    const char *print_before, *print_after, *disable_passes; /* comma-separated, or NULL */
+    bool print_after_all;
+    bool time_passes;
+    bool print_locations;  /* loc(...) on every op of the printed IR */
+    bool verify_each;      /* verifier after every pass (default on in the CLI) */
+    bool check_roundtrip;  /* print -> parse -> print must give the same text, after every stage */
+    const char *only;      /* compile only this kernel (and what it calls); NULL = all */
+    FILE *diag_out;        /* diagnostics and --print-* dumps; NULL = stderr */
+} TlCompileOptions;
+
+/* Defaults: emit IR, auto input kind, verify_each on, round-trip check on when the environment
+ * variable TILEC_CHECK_ROUNDTRIP=1 (the test suites set it). */
+void tl_options_init(TlCompileOptions *opt);
+
+/* Compiles text (len bytes; NUL bytes inside are reported as errors) read from filename (used in
+ * diagnostics). On TL_OK, *out receives a malloc'd NUL-terminated string (caller frees) and
+ * *out_len its length; on failure *out is NULL. */
+TlStatus tl_compile(const char *filename, const char *text, size_t len, const TlCompileOptions *opt,
+                    char **out, size_t *out_len);
+
+/* "tilec 0.1.0 (LLVM 19 target)" style version line. */
+const char *tl_version(void);
+
+/* Writes the pass registry (name and one-line summary, one per line) for --help / --list-passes. */
+void tl_list_passes(FILE *f);
+#endif

@@ -1,0 +1,47 @@
+/* Pass manager: named passes from passes.def, run in a given order over an IrModule.
+ * Options mirror LLVM's opt: print before/after chosen passes, after all, verify after each,
+ * time each, disable some. Passes report problems to ctx->diag and return whether they changed IR. */
+#ifndef TILEC_PASS_H
+#define TILEC_PASS_H
+#include <stdbool.h>
+#include "../ir/ir.h"
+
+typedef struct PassContext {
+    DiagEngine *diag;
+    bool remarks;        /* emit one remark per decision where a pass makes them */
+} PassContext;
+
+#define PASS(name, entry, summary) bool pass_##entry(IrModule *m, PassContext *ctx);
+#include "passes.def"
+
+typedef struct PassInfo {
+    const char *name;
+    bool (*run)(IrModule *m, PassContext *ctx);
+    const char *summary;
+} PassInfo;
+
+extern const PassInfo pass_registry[];
+extern const int pass_registry_count;
+/* NULL when no pass has that name. */
+const PassInfo *pass_find(const char *name);
+
+/* The default pipeline run by tilec when --passes is not given. */
+#define PASS_DEFAULT_PIPELINE "inline,canonicalize,constfold,cse,dce"
+
+typedef struct PassManagerOptions {
+    const char *pipeline;       /* comma-separated pass names */
+    const char *print_before;   /* comma-separated pass names, or NULL */
+    const char *print_after;    /* comma-separated pass names, or NULL */
+    bool print_after_all;
+    bool print_locations;       /* in the printed IR */
+    bool verify_each;           /* run the verifier after each pass (on in test builds and by default) */
+    bool time_passes;           /* a table of wall times to `dump` at the end */
+    const char *disable;        /* comma-separated pass names to skip */
+    FILE *dump;                 /* where --print-* and --time-passes output go (stderr by default) */
+} PassManagerOptions;
+
+/* Runs the pipeline. Unknown pass names (in any list) are reported with a closest-name suggestion
+ * before anything runs. Returns false when a pass name was bad, or a pass or the verifier
+ * reported an error (the IR must then not be emitted). */
+bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *ctx);
+#endif

@@ -1,0 +1,29 @@
+# lit configuration for tilec's compiler tests. Each suite directory (lexer, parser, sema, ir,
+# passes, diag, cli ...) is run by CTest as one test; all share this config.
+import os
+import lit.formats
+
+config.name = "tilec"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tile", ".tir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+
+site = lit_config.params.get("tilec_site_config")
+if not site:
+    lit_config.fatal("run through CTest (needs --param tilec_site_config=...)")
+lit_config.load_config(config, site)
+
+config.substitutions.append(("%tilec", os.path.join(config.tilec_bin_dir, "tilec")))
+config.substitutions.append(("%FileCheck", config.filecheck))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%not", config.llvm_not))
+config.substitutions.append(("%examples", os.path.join(config.tilec_src_dir, "examples")))
+config.substitutions.append(("%python", config.python))
+# Every IR the compiler prints in a test is re-parsed and re-printed by tilec itself, which fails
+# when the two texts differ (the round-trip rule), after the frontend and after every pass.
+config.environment["TILEC_CHECK_ROUNDTRIP"] = "1"
+config.environment["TILEC_VERIFY_EACH"] = "1"
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -1,0 +1,227 @@
+/* tilec: the command-line driver, a thin main over libtilec (include/tilec/tilec.h).
+ * Exit codes: 0 success, 1 compile errors, 2 usage errors, 3 I/O errors. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tilec/tilec.h"
+
+static void usage(FILE *f) {
+    fputs("usage: tilec FILE [options]\n"
+          "\n"
+          "Compiles a .tile program (or runs passes over a .tir IR file) and prints the requested stage.\n"
+          "FILE '-' reads standard input (as .tile; add --input=ir for IR text).\n"
+          "\n"
+          "options:\n"
+          "  -o OUT                 write the output to OUT (atomically; nothing is written on error);\n"
+          "                         default standard output\n"
+          "  --emit=tokens|ast|ir   what to print (default ir)\n"
+          "  -D NAME=VALUE          set a const parameter (integer, float, true/false, or a dtype)\n"
+          "  --kernel=NAME          compile only this kernel\n"
+          "  --input=tile|ir        override the input kind guessed from the file name\n"
+          "  --passes=P1,P2,...     run exactly these passes (empty: none). Default: the standard\n"
+          "                         pipeline for .tile input, no passes for .tir input\n"
+          "  --disable-pass=P,...   skip these passes\n"
+          "  --print-before=P,...   print the IR before these passes (to stderr)\n"
+          "  --print-after=P,...    print the IR after these passes (to stderr)\n"
+          "  --print-after-all      print the IR after every pass (to stderr)\n"
+          "  --print-loc            print source locations loc(\"file\":line:col) in the IR\n"
+          "  --time-passes          print the wall time of each pass (to stderr)\n"
+          "  --no-verify            do not run the IR verifier after each pass\n"
+          "  --list-passes          list the available passes\n"
+          "  --help, --version\n"
+          "\n"
+          "exit status: 0 success, 1 compile errors, 2 usage errors, 3 I/O errors\n",
+          f);
+}
+
+static char *read_all(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Writes data to path through a temporary file in the same directory and rename(2), so a reader
+ * never sees a half-written output and a failure leaves no file behind. */
+static int write_atomically(const char *path, const char *data, size_t len) {
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp) return -1;
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f) ok = (fclose(f) == 0) && ok;
+    else close(fd);
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) unlink(tmp);
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+enum {
+    OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
+    OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
+};
+
+int main(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"emit", required_argument, 0, OPT_EMIT},
+        {"passes", required_argument, 0, OPT_PASSES},
+        {"disable-pass", required_argument, 0, OPT_DISABLE},
+        {"print-before", required_argument, 0, OPT_PRINT_BEFORE},
+        {"print-after", required_argument, 0, OPT_PRINT_AFTER},
+        {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
+        {"print-loc", no_argument, 0, OPT_PRINT_LOC},
+        {"time-passes", no_argument, 0, OPT_TIME},
+        {"no-verify", no_argument, 0, OPT_NO_VERIFY},
+        {"list-passes", no_argument, 0, OPT_LIST},
+        {"kernel", required_argument, 0, OPT_KERNEL},
+        {"input", required_argument, 0, OPT_INPUT},
+        {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
+        {0, 0, 0, 0},
+    };
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    const char *outpath = NULL;
+    TlDefine *defs = calloc((size_t)argc + 1, sizeof *defs);
+    int ndefs = 0, c;
+    if (!defs) return TL_ERR_IO;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:D:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': outpath = optarg; break;
+        case 'D': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1]) {
+                fprintf(stderr, "tilec: error: -D expects NAME=VALUE, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            *eq = 0;
+            defs[ndefs++] = (TlDefine){optarg, eq + 1};
+            break;
+        }
+        case OPT_EMIT:
+            if (!strcmp(optarg, "tokens")) opt.emit = TL_EMIT_TOKENS;
+            else if (!strcmp(optarg, "ast")) opt.emit = TL_EMIT_AST;
+            else if (!strcmp(optarg, "ir")) opt.emit = TL_EMIT_IR;
+            else {
+                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast or ir)\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_INPUT:
+            if (!strcmp(optarg, "tile")) opt.input_kind = TL_INPUT_TILE;
+            else if (!strcmp(optarg, "ir")) opt.input_kind = TL_INPUT_IR;
+            else {
+                fprintf(stderr, "tilec: error: unknown --input kind '%s' (expected tile or ir)\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_PASSES: opt.passes = optarg; break;
+        case OPT_DISABLE: opt.disable_passes = optarg; break;
+        case OPT_PRINT_BEFORE: opt.print_before = optarg; break;
+        case OPT_PRINT_AFTER: opt.print_after = optarg; break;
+        case OPT_PRINT_AFTER_ALL: opt.print_after_all = true; break;
+        case OPT_PRINT_LOC: opt.print_locations = true; break;
+        case OPT_TIME: opt.time_passes = true; break;
+        case OPT_NO_VERIFY: opt.verify_each = false; break;
+        case OPT_KERNEL: opt.only = optarg; break;
+        case OPT_LIST:
+            tl_list_passes(stdout);
+            free(defs);
+            return TL_OK;
+        case 'h':
+        case OPT_HELP:
+            usage(stdout);
+            fputs("\npasses:\n", stdout);
+            tl_list_passes(stdout);
+            free(defs);
+            return TL_OK;
+        case OPT_VERSION:
+            puts(tl_version());
+            free(defs);
+            return TL_OK;
+        case ':':
+            fprintf(stderr, "tilec: error: option '%s' needs a value\n", argv[optind - 1]);
+            free(defs);
+            return TL_ERR_USAGE;
+        default:
+            fprintf(stderr, "tilec: error: unknown option '%s' (see tilec --help)\n", argv[optind - 1]);
+            free(defs);
+            return TL_ERR_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind >= argc ? "tilec: error: no input file (see tilec --help)\n"
+                                       : "tilec: error: exactly one input file expected (see tilec --help)\n");
+        free(defs);
+        return TL_ERR_USAGE;
+    }
+    opt.defines = defs;
+    opt.ndefines = ndefs;
+
+    const char *path = argv[optind];
+    int from_stdin = strcmp(path, "-") == 0;
+    FILE *in = from_stdin ? stdin : fopen(path, "rb");
+    if (!in) {
+        fprintf(stderr, "tilec: error: cannot open '%s': %s\n", path, strerror(errno));
+        free(defs);
+        return TL_ERR_IO;
+    }
+    size_t len = 0;
+    char *text = read_all(in, &len);
+    if (!from_stdin) fclose(in);
+    if (!text) {
+        fprintf(stderr, "tilec: error: cannot read '%s'\n", path);
+        free(defs);
+        return TL_ERR_IO;
+    }
+
+    char *out = NULL;
+    size_t out_len = 0;
+    TlStatus st = tl_compile(from_stdin ? "<stdin>" : path, text, len, &opt, &out, &out_len);
+    if (st == TL_OK) {
+        if (!outpath || !strcmp(outpath, "-")) {
+            if (fwrite(out, 1, out_len, stdout) != out_len || fflush(stdout) != 0) st = TL_ERR_IO;
+        } else if (write_atomically(outpath, out, out_len) != 0) {
+            fprintf(stderr, "tilec: error: cannot write '%s': %s\n", outpath, strerror(errno));
+            st = TL_ERR_IO;
+        }
+    }
+    free(out);
+    free(text);
+    free(defs);
+    return (int)st;
+}
