@@ -44,4 +44,10 @@ typedef struct PassManagerOptions {
  * before anything runs. Returns false when a pass name was bad, or a pass or the verifier
  * reported an error (the IR must then not be emitted). */
 bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *ctx);
+
+/* The round-trip rule: prints m (with locations), parses the text back, prints again and reports
+ * an error to d when parsing fails or the two texts differ. `what` names the point of the check
+ * in the message ("after pass 'cse'", "after the frontend"). The pipeline calls this after every
+ * pass when the environment has TILEC_CHECK_ROUNDTRIP=1. Returns true when the texts agree. */
+bool pass_check_roundtrip(const IrModule *m, const char *what, DiagEngine *d);
 #endif

@@ -13,7 +13,10 @@ site = lit_config.params.get("tilec_site_config")
 if not site:
     lit_config.fatal("run through CTest (needs --param tilec_site_config=...)")
 lit_config.load_config(config, site)
+# Test outputs (%t files) go to the build tree, never into the sources.
+config.test_exec_root = os.path.join(config.tilec_build_dir, "tests", "lit")
 
+config.substitutions.append(("%expect-exit", "sh " + os.path.join(os.path.dirname(__file__), "Inputs", "expect-exit.sh")))
 config.substitutions.append(("%tilec", os.path.join(config.tilec_bin_dir, "tilec")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.substitutions.append(("FileCheck", config.filecheck))
@@ -23,6 +26,8 @@ config.substitutions.append(("%python", config.python))
 # Every IR the compiler prints in a test is re-parsed and re-printed by tilec itself, which fails
 # when the two texts differ (the round-trip rule), after the frontend and after every pass.
 config.environment["TILEC_CHECK_ROUNDTRIP"] = "1"
+# FileCheck and `not` come from LLVM 19's bin directory.
+config.environment["PATH"] = os.path.dirname(config.filecheck) + os.pathsep + os.environ.get("PATH", "")
 config.environment["TILEC_VERIFY_EACH"] = "1"
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:

@@ -1,0 +1,234 @@
+/* Internals shared by the sema files (not a public interface; only frontend/sema*.c include it).
+ *
+ *   sema.c          driver: declarations, -D checking, scopes and symbols
+ *   sema_kernel.c   kernel parameters (pointers, scalars, views, const specialisation) and graphs
+ *   sema_types.c    type names, promotion (SPEC 5.2), implicit conversions, shapes, tile limits
+ *   sema_value.c    turning sema values into IR values: constants, casts, splat/broadcast
+ *   sema_const.c    the compile-time evaluator over the AST (shapes, axes, const defaults)
+ *   sema_expr.c     expressions: names, operators, casts, indexing
+ *   sema_stmt.c     statements, `for`/`if` with carried variables
+ *   sema_builtins.c the one table of builtins and their handlers
+ *   sema_memory.c   load/store/atomic_add and tensor-view accesses
+ *   sema_fn.c       device functions: checking, instantiation per signature, calls
+ *
+ * Values during lowering are SVals: an IR value, a compile-time constant that is not materialised
+ * until its type is known (literals are "weak", SPEC 5.2), or poison after an error. An operation
+ * that receives poison returns poison without reporting anything, so one mistake gives one error. */
+#ifndef TILEC_SEMA_INTERNAL_H
+#define TILEC_SEMA_INTERNAL_H
+#include "sema.h"
+
+/* v0 tile limits (SPEC 3). */
+#define SEMA_MAX_RANK 8
+#define SEMA_MAX_TILE_ELEMS ((int64_t)1 << 20)
+
+typedef enum SValKind {
+    SV_POISON, /* an error was reported; type is a plausible type or NULL */
+    SV_VALUE,  /* v is an IR value of type `type` */
+    SV_CONST,  /* a compile-time scalar: i (ints, bools) or f (floats) */
+    SV_VOID,   /* the result of a call that returns nothing (store, a fn without result) */
+} SValKind;
+
+typedef struct SVal {
+    SValKind kind;
+    const Type *type; /* VALUE: v->type. CONST: its type (for weak ones, the type it takes alone) */
+    Value *v;
+    bool weak;        /* CONST: a literal or const parameter; adapts to the other operand */
+    bool is_float;    /* CONST: f is the value, else i */
+    int64_t i;
+    double f;
+} SVal;
+
+typedef enum SymKind {
+    SYM_LET,     /* let binding (immutable) */
+    SYM_VAR,     /* var (mutable; type fixed at declaration) */
+    SYM_PARAM,   /* runtime scalar or pointer parameter */
+    SYM_LOOPVAR, /* for induction variable */
+    SYM_SHAPE,   /* shape symbol of a tensor view (runtime i32) */
+    SYM_CONST,   /* const parameter (weak constant, or an i1 constant) */
+    SYM_DTYPE,   /* const T: dtype; type is the bound type */
+    SYM_VIEW,    /* tensor view parameter; val is the view<T>[r] argument */
+} SymKind;
+
+typedef struct Symbol {
+    const char *name;
+    SymKind kind;
+    SrcLoc loc;
+    int depth;          /* scope depth where declared */
+    SVal val;           /* current value (a var's changes as it is assigned) */
+    const Type *type;   /* VAR: its fixed type. DTYPE: the type. VIEW: element type */
+    int view_rank;      /* VIEW */
+    struct Symbol *next;
+} Symbol;
+
+/* One instance of a device fn for one list of parameter types, in the current module. */
+typedef struct Instance {
+    const AstDecl *decl;
+    const Type **params;
+    int nparams;
+    Func *func;
+    const Type *result; /* NULL: no result */
+    struct Instance *next;
+} Instance;
+
+typedef enum FnState { FN_UNCHECKED, FN_CHECKING, FN_OK, FN_BAD } FnState;
+
+/* The state of the function being lowered; saved and restored around nested instantiations. */
+typedef struct SemaFrame {
+    IrBuilder b;
+    Symbol *scope;
+    int depth;
+    const AstDecl *decl;  /* kernel or fn being lowered */
+    Func *func;
+} SemaFrame;
+
+typedef struct Sema {
+    const AstProgram *prog;
+    const SemaOptions *opt;
+    DiagEngine *d;
+    Arena *tmp;              /* symbols and scratch lists; freed when sema_lower returns */
+    const AstDecl **decls;   /* unique declarations in source order */
+    FnState *fnstate;        /* per decls[i] (fns only) */
+    int ndecls;
+    PtrVec stack;            /* fn declarations being instantiated (recursion check) */
+    IrModule *m;             /* current module (a scratch one while checking a fn) */
+    Instance *instances;     /* of the current module */
+    SemaFrame fr;
+} Sema;
+
+/* --- sema.c: symbols and scopes ------------------------------------------------------------- */
+void sema_scope_push(Sema *s);
+void sema_scope_pop(Sema *s);
+/* Declares name in the current scope; reports a redefinition in the same scope (with a note at
+ * the previous one) and still returns a fresh symbol so lowering can go on. */
+Symbol *sema_declare(Sema *s, const char *name, SymKind kind, SrcLoc loc);
+Symbol *sema_lookup(Sema *s, const char *name);
+/* "undefined name 'x'; did you mean 'y'?" over the names in scope and the builtins. */
+void sema_undefined(Sema *s, const char *name, SrcLoc loc);
+const AstDecl *sema_find_decl(const Sema *s, const char *name);
+int sema_decl_index(const Sema *s, const AstDecl *decl);
+/* Text of a type for diagnostics ("tile<f32>[64, 32]"); "?" for NULL. */
+const char *sema_tstr(Sema *s, const Type *t);
+
+/* --- sema_types.c ------------------------------------------------------------------------- */
+const Type *sema_scalar(Sema *s, TypeKind k);
+/* A scalar type name (i32, bool, a dtype parameter in scope) or NULL (no report). */
+const Type *sema_type_name(Sema *s, const char *name);
+/* Resolves a written type; views/tensors only where allowed by the caller. Reports unknown names
+ * with a suggestion and returns NULL. */
+const Type *sema_resolve_type(Sema *s, const AstType *t);
+/* Element type that a binary arithmetic op on a and b computes in (SPEC 5.2), or NULL if none
+ * (pointers, views). Weak constants adapt to the other side. */
+const Type *sema_promote(Sema *s, SVal a, SVal b);
+const Type *sema_promote_scalar(Sema *s, const Type *a, const Type *b);
+/* Whether v may be converted implicitly to element type to (assignments, stores, fn arguments,
+ * returns): no narrowing, no float -> int. */
+bool sema_implicit_ok(Sema *s, SVal v, const Type *to);
+/* Shape of a type: rank (0 for scalars) and dims. */
+int sema_shape(const Type *t, int64_t *dims);
+/* numpy broadcast of two shapes; false when incompatible. */
+bool sema_broadcast_shapes(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout);
+/* A tile type checked against the v0 limits (error at loc naming the tile); NULL after an error.
+ * rank 0 gives elem itself. */
+const Type *sema_tile(Sema *s, const Type *elem, int rank, const int64_t *dims, SrcLoc loc);
+/* The type with shape of `shape_of` and element elem. */
+const Type *sema_with_elem(Sema *s, const Type *shape_of, const Type *elem);
+/* A type argument (zeros(..., f16), cast(x, T)): a scalar type or dtype parameter name; reports. */
+const Type *sema_type_arg(Sema *s, const Ast *e);
+
+/* --- sema_value.c ------------------------------------------------------------------------- */
+SVal sema_poison(const Type *plausible);
+SVal sema_val(Value *v);
+SVal sema_int_const(Sema *s, int64_t v, bool weak);   /* weak: i32, or i64 when it needs it */
+SVal sema_float_const(Sema *s, double v, bool weak);  /* f32 */
+SVal sema_bool_const(Sema *s, bool v);
+/* The type the value has (for constants, the type it takes alone). */
+const Type *sema_type_of(const SVal *v);
+Op *sema_emit(Sema *s, OpKind kind, Value **ops, int n, const Type *result, SrcLoc loc);
+/* Materialises v as an IR value of its own type; poison becomes a zero constant so structural
+ * users (loops, calls) stay well-formed (the module is dropped after errors anyway). */
+Value *sema_value(Sema *s, SVal v, SrcLoc loc);
+/* Converts the element type of v to elem (cast op, or a constant of that type). Reports a weak
+ * integer that does not fit. No check of the conversion's legality: callers decide. */
+SVal sema_convert(Sema *s, SVal v, const Type *elem, SrcLoc loc);
+/* Broadcasts v to shape (rank, dims): splat for scalars, expand_dims on the left then broadcast
+ * for tiles. The caller has checked compatibility. */
+SVal sema_broadcast_to(Sema *s, SVal v, int rank, const int64_t *dims, SrcLoc loc);
+/* convert + broadcast to exactly type t (scalar or tile). */
+SVal sema_to_type(Sema *s, SVal v, const Type *t, SrcLoc loc);
+/* Brings a and b to one element type elem and one broadcast shape; reports a broadcast failure
+ * naming both types and returns false. */
+bool sema_unify(Sema *s, SVal *a, SVal *b, const Type *elem, SrcLoc loc);
+/* Implicit conversion of v to element type `elem`, keeping its shape or broadcasting it to
+ * `shape_t` when given; reports `cannot CONTEXT` messages via what ("assign", "store" ...). */
+SVal sema_implicit(Sema *s, SVal v, const Type *elem, SrcLoc loc, const char *what);
+
+/* --- sema_const.c ------------------------------------------------------------------------- */
+typedef struct CVal {
+    int kind;      /* 0 int, 1 float, 2 bool */
+    int64_t i;
+    double f;
+} CVal;
+enum { CV_INT, CV_FLOAT, CV_BOOL };
+typedef enum CEval { CE_OK, CE_NOTCONST, CE_ERROR } CEval;
+/* Evaluates e at compile time (literals, const parameters, constant lets, + - * / % << >> & | ^,
+ * unary - ~ !, comparisons). CE_NOTCONST sets *culprit to the first non-constant node (no report);
+ * overflow and division by zero report an error (CE_ERROR). */
+CEval sema_ceval(Sema *s, const Ast *e, CVal *out, const Ast **culprit);
+/* An integer constant for `what` (e.g. "'end' of 'arange'"); reports and returns false otherwise. */
+bool sema_const_int(Sema *s, const Ast *e, const char *what, int64_t *out);
+/* Folds op on two constants with C semantics and int64 overflow checks; reports at loc. */
+CEval sema_fold(Sema *s, AstOp op, CVal a, CVal b, CVal *out, SrcLoc loc);
+
+/* --- sema_expr.c -------------------------------------------------------------------------- */
+/* An expression used as a value (a void call is reported and gives poison). */
+SVal sema_expr(Sema *s, const Ast *e);
+/* Same, but a call returning nothing gives SV_VOID (expression statements). */
+SVal sema_expr_void(Sema *s, const Ast *e);
+/* Explicit conversion (`as`, cast()): scalars only, no pointers. */
+SVal sema_cast(Sema *s, SVal x, const Type *to, SrcLoc loc);
+/* The i32/i64 type an integer offset/index computes in (i64 for 64-bit and u32 values). */
+const Type *sema_index_type(Sema *s, SVal *v);
+/* A binary operator on lowered operands (also used by compound assignment). */
+SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcLoc loc);
+/* "cannot VERB A and B" for a binary op. */
+void sema_op_mismatch(Sema *s, AstOp op, const Type *a, const Type *b, SrcLoc loc);
+
+/* --- sema_stmt.c -------------------------------------------------------------------------- */
+void sema_block(Sema *s, const Ast *block, bool new_scope);
+/* The body of a kernel or fn: its statements in the current scope; `return` only last.
+ * Returns the returned expression's value (kind SV_POISON with type NULL when none). */
+bool sema_body(Sema *s, const Ast *body, SVal *ret, const Ast **ret_stmt);
+
+/* --- sema_builtins.c ---------------------------------------------------------------------- */
+bool sema_is_builtin(const char *name);
+/* Lowers a call to a builtin; false when name is not one. */
+bool sema_builtin_call(Sema *s, const Ast *call, SVal *out);
+/* The builtins' names, for suggestions: name(i) for 0 <= i < count(); static storage. */
+int sema_builtin_count(void);
+const char *sema_builtin_name(int i);
+
+/* --- sema_memory.c ------------------------------------------------------------------------ */
+/* args[] are the bound arguments of the builtin (NULL when absent). */
+SVal sema_load(Sema *s, const Ast *call, const Ast *ptr, const Ast *mask, const Ast *other);
+SVal sema_store(Sema *s, const Ast *call, const Ast *ptr, const Ast *value, const Ast *mask);
+SVal sema_atomic_add(Sema *s, const Ast *call, const Ast *ptr, const Ast *value, const Ast *mask);
+/* x[i, j] as a value: view_load with bounds. */
+SVal sema_view_load(Sema *s, const Ast *index, Symbol *view);
+/* x[i, j] = v (v already lowered); op is the compound operator or BIN_NONE. */
+void sema_view_assign(Sema *s, const Ast *stmt, Symbol *view);
+/* The view symbol when e is `NAME[...]` with NAME a tensor view, else NULL (no report). */
+Symbol *sema_view_of(Sema *s, const Ast *e);
+
+/* --- sema_fn.c ---------------------------------------------------------------------------- */
+/* Lowers a call to a user fn (or reports calling a kernel/graph); false when name is no decl. */
+bool sema_user_call(Sema *s, const Ast *call, SVal *out);
+/* Checks fn decl once with its declared parameter types (in a scratch module). */
+void sema_check_fn(Sema *s, int decl_index);
+
+/* --- sema_kernel.c ------------------------------------------------------------------------ */
+void sema_lower_kernel(Sema *s, const AstDecl *k);
+void sema_check_graph(Sema *s, const AstDecl *g);
+/* Reports -D names that match no const parameter and -D values of the wrong kind. */
+void sema_check_defines(Sema *s);
+#endif

@@ -1,0 +1,319 @@
+/* Kernels and graphs: parameters and const specialisation. A kernel becomes one FUNC_KERNEL whose
+ * block arguments are its runtime parameters in source order (a tensor view is one view<T>[r]
+ * argument); const parameters are not arguments but function attributes holding their values
+ * after -D overrides; view shape symbols are view_dim values at the top of the body. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sema_internal.h"
+
+/* ------------------------------------------------------------------- -D */
+
+/* Integer text as in the language: decimal, 0x, 0b, '_' separators, optional sign. */
+static bool parse_int(const char *t, int64_t *out) {
+    bool neg = false;
+    if (*t == '-' || *t == '+') neg = *t++ == '-';
+    int base = 10;
+    if (t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, t += 2;
+    else if (t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, t += 2;
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *t; t++) {
+        if (*t == '_') continue;
+        int d = isdigit((unsigned char)*t) ? *t - '0' : isxdigit((unsigned char)*t) ? tolower(*t) - 'a' + 10 : 99;
+        if (d >= base) return false;
+        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) return false;
+        v = v * (uint64_t)base + (uint64_t)d;
+        digits++;
+    }
+    if (!digits || v > (uint64_t)INT64_MAX + neg) return false;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+static bool int_fits(int64_t v, const Type *t) {
+    int w = ir_type_bits(t);
+    if (ir_type_is_unsigned(t)) return v >= 0 && (w >= 64 || v < ((int64_t)1 << w));
+    if (w >= 64) return true;
+    return v >= -((int64_t)1 << (w - 1)) && v < ((int64_t)1 << (w - 1));
+}
+
+/* The kind of value a const of type t (NULL: dtype) takes, for messages. */
+static const char *kind_text(const Type *t) {
+    if (!t) return "a dtype such as f16";
+    if (ir_type_is_bool(t)) return "true or false";
+    if (ir_type_is_float(t)) return "a number";
+    return "an integer";
+}
+
+/* Parses a -D value for a const of type t (NULL: dtype). */
+static bool parse_define(Sema *s, const char *text, const Type *t, SVal *val, const Type **dtype) {
+    if (!t) {
+        *dtype = NULL;
+        if (strcmp(text, "bool") == 0) *dtype = sema_scalar(s, TY_I1);
+        else if (ir_scalar_from_name(text) != TY_VOID) *dtype = sema_scalar(s, ir_scalar_from_name(text));
+        return *dtype != NULL;
+    }
+    if (ir_type_is_bool(t)) {
+        bool b = strcmp(text, "true") == 0 || strcmp(text, "1") == 0;
+        if (!b && strcmp(text, "false") != 0 && strcmp(text, "0") != 0) return false;
+        *val = sema_bool_const(s, b);
+        return true;
+    }
+    if (ir_type_is_float(t)) {
+        char *end;
+        errno = 0;
+        double f = strtod(text, &end);
+        if (end == text || *end) return false;
+        *val = (SVal){.kind = SV_CONST, .type = t, .weak = true, .is_float = true, .f = f};
+        return true;
+    }
+    int64_t i;
+    if (!parse_int(text, &i) || !int_fits(i, t)) return false;
+    *val = (SVal){.kind = SV_CONST, .type = t, .weak = true, .i = i};
+    return true;
+}
+
+/* Resolves a const parameter's type: a scalar (value) or NULL with *is_dtype (a dtype). */
+static bool const_type(Sema *s, const AstParam *p, const Type **t, bool *is_dtype, bool report) {
+    *is_dtype = p->type && p->type->kind == AT_DTYPE;
+    *t = NULL;
+    if (*is_dtype) return true;
+    if (p->type && p->type->kind == AT_NAME) {
+        *t = report ? sema_resolve_type(s, p->type) : sema_type_name(s, p->type->name);
+        if (*t && !ir_type_is_scalar(*t)) *t = NULL;
+        return *t != NULL;
+    }
+    if (report)
+        diag_error(s->d, p->type ? p->type->loc : p->loc, "a const parameter must have a scalar type or 'dtype'");
+    return false;
+}
+
+static const SemaDefine *find_define(Sema *s, const char *name) {
+    const SemaDefine *found = NULL;
+    for (int i = 0; name && i < s->opt->ndefines; i++)
+        if (s->opt->defines[i].name && strcmp(s->opt->defines[i].name, name) == 0) found = &s->opt->defines[i];
+    return found; /* the last -D of a name wins */
+}
+
+void sema_check_defines(Sema *s) {
+    SrcLoc none = {0};
+    for (int i = 0; i < s->opt->ndefines; i++) {
+        const SemaDefine *def = &s->opt->defines[i];
+        if (!def->name || find_define(s, def->name) != def) continue;
+        const AstParam *match = NULL;
+        PtrVec cands = {0};
+        for (int k = 0; k < s->ndecls; k++)
+            for (int j = 0; j < s->decls[k]->nparams; j++) {
+                const AstParam *p = s->decls[k]->params[j];
+                if (p->kind != PARAM_CONST || !p->name) continue;
+                ptrvec_push(&cands, (void *)p->name);
+                if (!match && strcmp(p->name, def->name) == 0) match = p;
+            }
+        if (!match) {
+            const char *best = diag_closest(def->name, (const char *const *)cands.items, cands.len);
+            if (best)
+                diag_error(s->d, none, "-D %s: no const parameter named '%s'; did you mean '%s'?", def->name, def->name, best);
+            else
+                diag_error(s->d, none, "-D %s: no const parameter named '%s'", def->name, def->name);
+        } else {
+            const Type *t, *dt;
+            bool is_dtype;
+            SVal v;
+            Symbol *saved = s->fr.scope;
+            s->fr.scope = NULL;
+            if (const_type(s, match, &t, &is_dtype, false) &&
+                !parse_define(s, def->value ? def->value : "", t, &v, &dt)) {
+                diag_error(s->d, none, "-D %s=%s: const parameter '%s' takes %s", def->name, def->value ? def->value : "",
+                           def->name, is_dtype ? kind_text(NULL) : kind_text(t));
+                diag_note(s->d, match->loc, "'%s' declared here", def->name);
+            }
+            s->fr.scope = saved;
+        }
+        ptrvec_free(&cands);
+    }
+}
+
+/* --------------------------------------------------------- const params */
+
+/* A const's default value, evaluated over the consts before it. */
+static bool const_default(Sema *s, const AstParam *p, const Type *t, SVal *val, const Type **dtype) {
+    if (!t) {
+        *dtype = p->dflt->kind == AST_NAME ? sema_type_name(s, p->dflt->name) : NULL;
+        if (!*dtype) {
+            if (p->dflt->kind == AST_NAME) sema_type_arg(s, p->dflt);
+            else diag_error(s->d, p->dflt->loc, "the default of dtype parameter '%s' must be a type", p->name);
+        }
+        return *dtype != NULL;
+    }
+    CVal c;
+    const Ast *culprit;
+    CEval r = sema_ceval(s, p->dflt, &c, &culprit);
+    if (r == CE_ERROR) return false;
+    if (r == CE_NOTCONST) {
+        diag_error(s->d, p->dflt->loc, "the default of '%s' must be a compile-time constant", p->name);
+        return false;
+    }
+    bool ok;
+    if (ir_type_is_bool(t)) {
+        ok = c.kind == CV_BOOL;
+        *val = sema_bool_const(s, c.i != 0);
+    } else if (ir_type_is_float(t)) {
+        ok = c.kind != CV_BOOL;
+        *val = (SVal){.kind = SV_CONST, .type = t, .weak = true, .is_float = true, .f = c.kind == CV_FLOAT ? c.f : (double)c.i};
+    } else {
+        ok = c.kind == CV_INT && int_fits(c.i, t);
+        *val = (SVal){.kind = SV_CONST, .type = t, .weak = true, .i = c.i};
+        if (c.kind == CV_INT && !ok) {
+            diag_error(s->d, p->dflt->loc, "the default %lld of '%s' does not fit in %s", (long long)c.i, p->name,
+                       sema_tstr(s, t));
+            return false;
+        }
+    }
+    if (!ok) diag_error(s->d, p->dflt->loc, "the default of '%s' must be %s", p->name, kind_text(t));
+    return ok;
+}
+
+static Attr *const_attr(Sema *s, const SVal *v, const Type *dtype) {
+    if (dtype) return ir_attr_type(s->m, dtype);
+    if (v->is_float) return ir_attr_float(s->m, v->f);
+    if (ir_type_is_bool(v->type)) return ir_attr_bool(s->m, v->i != 0);
+    return ir_attr_int(s->m, v->i);
+}
+
+/* Declares every const parameter of decl (in order, so defaults may use earlier ones) and, for
+ * kernels, records its value as an attribute of f. */
+static void bind_consts(Sema *s, const AstDecl *decl, Func *f) {
+    for (int i = 0; i < decl->nparams; i++) {
+        const AstParam *p = decl->params[i];
+        if (p->kind != PARAM_CONST || !p->name) continue;
+        const Type *t = NULL, *dtype = NULL;
+        bool is_dtype, ok = const_type(s, p, &t, &is_dtype, true);
+        SVal v = sema_poison(t);
+        const SemaDefine *def = find_define(s, p->name);
+        if (ok && def) {
+            ok = parse_define(s, def->value ? def->value : "", t, &v, &dtype); /* reported by sema_check_defines */
+        } else if (ok && p->dflt) {
+            ok = const_default(s, p, t, &v, &dtype);
+        } else if (ok) {
+            diag_error(s->d, p->loc, "const parameter '%s' has no default; set it with -D %s=VALUE", p->name, p->name);
+            ok = false;
+        }
+        Symbol *sym = sema_declare(s, p->name, is_dtype ? SYM_DTYPE : SYM_CONST, p->loc);
+        if (is_dtype) {
+            sym->type = ok ? dtype : NULL;
+            sym->val = sema_poison(NULL);
+        } else {
+            sym->val = ok ? v : sema_poison(t);
+        }
+        if (ok && f) ir_func_set_attr(s->m, f, arena_strdup(s->m->arena, p->name), const_attr(s, &v, dtype));
+    }
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static const Type *value_param_type(Sema *s, const AstParam *p) {
+    const AstType *t = p->type;
+    if (!t) return NULL;
+    switch (t->kind) {
+    case AT_TENSOR:
+        diag_error(s->d, t->loc, "whole tensors are graph parameters; a kernel takes a tensor view such as tensor<f32>[N, C]");
+        return NULL;
+    case AT_DTYPE:
+        diag_error(s->d, t->loc, "a dtype parameter must be const: const %s: dtype", p->name ? p->name : "T");
+        return NULL;
+    default: return sema_resolve_type(s, t);
+    }
+}
+
+/* view_dim for each shape symbol, at the first view that names it. */
+static void view_dims(Sema *s, const AstParam *p, Symbol *view) {
+    for (int k = 0; k < p->type->ndims; k++) {
+        const Ast *dim = p->type->dims[k];
+        if (!dim) continue;
+        if (dim->kind == AST_INT) {
+            if (dim->ival < 1)
+                diag_error(s->d, dim->loc, "a view dimension must be at least 1, got %lld", (long long)dim->ival);
+            continue;
+        }
+        if (dim->kind != AST_NAME) {
+            diag_error(s->d, dim->loc, "a view dimension must be an integer or a name");
+            continue;
+        }
+        Symbol *sym = sema_lookup(s, dim->name);
+        if (sym && (sym->kind == SYM_SHAPE || sym->kind == SYM_CONST)) continue;
+        if (sym) {
+            diag_error(s->d, dim->loc, "'%s' cannot be a view dimension: use a literal, a const parameter or a new "
+                       "shape symbol", dim->name);
+            diag_note(s->d, sym->loc, "'%s' declared here", dim->name);
+            continue;
+        }
+        Symbol *shape = sema_declare(s, dim->name, SYM_SHAPE, dim->loc);
+        if (view->val.kind != SV_VALUE) continue;
+        Value *x = view->val.v;
+        Op *op = sema_emit(s, OP_VIEW_DIM, &x, 1, sema_scalar(s, TY_I32), dim->loc);
+        ir_op_set_attr(s->m, op, "axis", ir_attr_int(s->m, k));
+        op->results[0].name = arena_strdup(s->m->arena, dim->name);
+        shape->val = sema_val(op->results);
+    }
+}
+
+void sema_lower_kernel(Sema *s, const AstDecl *k) {
+    Func *f = ir_func_new(s->m, FUNC_KERNEL, arena_strdup(s->m->arena, k->name), k->loc);
+    SemaFrame saved = s->fr;
+    s->fr = (SemaFrame){.b = {.m = s->m, .block = ir_func_block(f)}, .decl = k, .func = f};
+    sema_scope_push(s);
+    if (k->ret) diag_error(s->d, k->ret->loc, "a kernel has no result type");
+    bind_consts(s, k, f);
+    for (int i = 0; i < k->nparams; i++) {
+        const AstParam *p = k->params[i];
+        if (p->kind == PARAM_CONST) continue;
+        if (p->kind == PARAM_WEIGHT) diag_error(s->d, p->loc, "'param' weights are only allowed in graphs");
+        const Type *t = p->kind == PARAM_VALUE ? value_param_type(s, p) : NULL;
+        Value *arg = t ? ir_block_add_arg(s->m, ir_func_block(f), t, arena_strdup(s->m->arena, p->name)) : NULL;
+        if (!p->name) continue;
+        Symbol *sym = sema_declare(s, p->name, t && t->kind == TY_VIEW ? SYM_VIEW : SYM_PARAM, p->loc);
+        sym->val = arg ? sema_val(arg) : sema_poison(t);
+        if (t && t->kind == TY_VIEW) {
+            sym->type = t->elem;
+            sym->view_rank = t->rank;
+        }
+    }
+    for (int i = 0; i < k->nparams; i++) {
+        const AstParam *p = k->params[i];
+        Symbol *view = p->name ? sema_lookup(s, p->name) : NULL;
+        if (p->kind == PARAM_VALUE && p->type && p->type->kind == AT_VIEW && view && view->kind == SYM_VIEW)
+            view_dims(s, p, view);
+    }
+    SVal ret;
+    const Ast *rs;
+    if (sema_body(s, k->body, &ret, &rs) && ret.kind != SV_VOID)
+        diag_error(s->d, rs->loc, "a kernel cannot return a value");
+    sema_emit(s, OP_RETURN, NULL, 0, NULL, rs ? rs->loc : k->loc);
+    sema_scope_pop(s);
+    s->fr = saved;
+}
+
+/* ----------------------------------------------------------------- graphs */
+
+void sema_check_graph(Sema *s, const AstDecl *g) {
+    SemaFrame saved = s->fr;
+    s->fr = (SemaFrame){.decl = g};
+    sema_scope_push(s);
+    bind_consts(s, g, NULL);
+    for (int i = 0; i < g->nparams; i++) {
+        const AstParam *p = g->params[i];
+        if (p->kind == PARAM_CONST || !p->type) continue;
+        if (p->type->kind == AT_PTR || p->type->kind == AT_VIEW) {
+            diag_error(s->d, p->type->loc, "a graph takes whole tensors such as f32[N, C], not pointers or views");
+            continue;
+        }
+        sema_resolve_type(s, p->type);
+        if (p->name) sema_declare(s, p->name, SYM_PARAM, p->loc);
+    }
+    if (g->ret) sema_resolve_type(s, g->ret);
+    sema_scope_pop(s);
+    s->fr = saved;
+}

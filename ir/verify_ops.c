@@ -1,0 +1,566 @@
+/* The verifier, type half: the RULE column of ops.def and the CUSTOM check of each op, as the
+ * comments in ops.def describe them. Operand/result/region counts are already checked. */
+#include "verify.h"
+#include <string.h>
+
+#define ERR(...) ir_verr(v, op, __VA_ARGS__)
+#define T(t) ir_vtype(v, (t))
+#define NAME (ir_op_info[op->kind].name)
+#define OPND(i) (op->operands[i]->type)
+#define RES(i) (op->results[i].type)
+
+static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
+static bool is_ptr(const Type *t) { return t && t->kind == TY_PTR; }
+/* A scalar or a tile of scalars: what elementwise ops take. */
+static bool is_value(const Type *t) { return ir_type_is_scalar(t) || (is_tile(t) && ir_type_is_scalar(t->elem)); }
+static bool is_int_elem(const Type *t) { return ir_type_is_int(ir_type_elem(t)); }
+static bool is_bool_elem(const Type *t) { return ir_type_is_bool(ir_type_elem(t)); }
+
+/* Same shape: both non-tiles (scalars), or tiles with equal dims (layouts may differ). */
+static bool same_shape(const Type *a, const Type *b) {
+    if (!is_tile(a) || !is_tile(b)) return !is_tile(a) && !is_tile(b);
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static const char *shape_str(Verifier *v, const Type *t) {
+    if (!is_tile(t)) return "scalar";
+    StrBuf sb = {0};
+    sb_putc(&sb, '[');
+    for (int i = 0; i < t->rank; i++) sb_printf(&sb, i ? ", %lld" : "%lld", (long long)t->dims[i]);
+    sb_putc(&sb, ']');
+    char *s = arena_strdup(v->m->arena, sb_str(&sb));
+    sb_free(&sb);
+    return s;
+}
+
+static bool attr_is(const Attr *a, AttrKind k) { return a && a->kind == k; }
+
+/* An integer attribute `name` in [lo, hi]; reports and returns false otherwise. */
+static bool int_attr_in(Verifier *v, Op *op, const char *name, int64_t lo, int64_t hi, int64_t *out) {
+    const Attr *a = ir_op_attr(op, name);
+    if (!attr_is(a, ATTR_INT)) {
+        ERR("'%s' needs an integer attribute '%s'", NAME, name);
+        return false;
+    }
+    if (a->i < lo || a->i > hi) {
+        ERR("'%s' attribute '%s' = %lld is out of range [%lld, %lld]", NAME, name, (long long)a->i, (long long)lo,
+            (long long)hi);
+        return false;
+    }
+    if (out) *out = a->i;
+    return true;
+}
+
+/* ------------------------------------------------------------ generic rules */
+
+static void rule_same(Verifier *v, Op *op, IrRule rule) {
+    const Type *t = OPND(0);
+    for (int i = 1; i < op->num_operands; i++)
+        if (OPND(i) != t) {
+            ERR("'%s' operand types differ: %s and %s", NAME, T(t), T(OPND(i)));
+            return;
+        }
+    if (op->num_results && RES(0) != t) {
+        ERR("'%s' result type %s differs from its operand type %s", NAME, T(RES(0)), T(t));
+        return;
+    }
+    if (rule == IR_RULE_SAME) return;
+    if (!is_value(t)) {
+        ERR("'%s' expects scalar or tile operands, got %s", NAME, T(t));
+        return;
+    }
+    const Type *e = ir_type_elem(t);
+    if (rule == IR_RULE_SAME_ARITH && !ir_type_is_int(e) && !ir_type_is_float(e))
+        ERR("'%s' expects numeric operands, got %s", NAME, T(t));
+    else if (rule == IR_RULE_SAME_INT && !ir_type_is_int(e) && !ir_type_is_bool(e))
+        ERR("'%s' expects integer or i1 operands, got %s", NAME, T(t));
+    else if (rule == IR_RULE_SAME_FLOAT && !ir_type_is_float(e))
+        ERR("'%s' expects floating-point operands, got %s", NAME, T(t));
+}
+
+static void rule_cmp(Verifier *v, Op *op) {
+    const Type *a = OPND(0), *b = OPND(1);
+    if (a != b) {
+        ERR("'cmp' operand types differ: %s and %s", T(a), T(b));
+        return;
+    }
+    if (!is_value(a)) {
+        ERR("'cmp' expects scalar or tile operands, got %s", T(a));
+        return;
+    }
+    const Type *want = ir_type_with_elem(v->m, a, ir_type_scalar(v->m, TY_I1));
+    if (RES(0) != want) ERR("'cmp' result type %s should be %s", T(RES(0)), T(want));
+    const char *pred = ir_op_attr_str(op, "pred");
+    static const char *const preds[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+    bool ok = false;
+    for (int i = 0; pred && i < 6; i++) ok |= strcmp(pred, preds[i]) == 0;
+    if (!ok || !attr_is(ir_op_attr(op, "pred"), ATTR_KEYWORD))
+        ERR("'cmp' needs attribute 'pred' = lt, le, gt, ge, eq or ne");
+}
+
+/* ------------------------------------------------------------ values */
+
+static void check_const(Verifier *v, Op *op) {
+    const Type *rt = RES(0);
+    const Attr *a = ir_op_attr(op, "value");
+    if (!a) {
+        ERR("'const' needs a 'value' attribute");
+        return;
+    }
+    if (rt->kind == TY_DTYPE) {
+        if (a->kind != ATTR_TYPE) ERR("'const' of type dtype needs a type value (!T)");
+        return;
+    }
+    if (!is_value(rt)) {
+        ERR("'const' result must be a scalar or a tile, got %s", T(rt));
+        return;
+    }
+    const Type *e = ir_type_elem(rt);
+    bool ok;
+    switch (a->kind) {
+    case ATTR_INT:
+        if (ir_type_is_bool(e)) ok = a->i == 0 || a->i == 1;
+        else if (ir_type_is_int(e)) {
+            int bits = ir_type_bits(e);
+            ok = bits >= 64 || (a->i >= -((int64_t)1 << (bits - 1)) && a->i < ((int64_t)1 << bits));
+        } else ok = false;
+        break;
+    case ATTR_FLOAT: ok = ir_type_is_float(e); break;
+    case ATTR_BOOL: ok = ir_type_is_bool(e); break;
+    default: ok = false;
+    }
+    if (!ok) {
+        StrBuf sb = {0};
+        ir_attr_print(a, &sb);
+        ERR("'const' value %s does not fit the result type %s", sb_str(&sb), T(rt));
+        sb_free(&sb);
+    }
+}
+
+static void check_arange(Verifier *v, Op *op) {
+    int64_t start, end;
+    if (!int_attr_in(v, op, "start", INT32_MIN, INT32_MAX, &start) ||
+        !int_attr_in(v, op, "end", INT32_MIN, INT32_MAX, &end))
+        return;
+    if (end <= start) {
+        ERR("'arange' needs end > start, got start = %lld, end = %lld", (long long)start, (long long)end);
+        return;
+    }
+    const Type *rt = RES(0);
+    if (!is_tile(rt) || rt->rank != 1 || rt->elem->kind != TY_I32 || rt->dims[0] != end - start)
+        ERR("'arange' result should be tile<i32>[%lld], got %s", (long long)(end - start), T(rt));
+}
+
+static void check_splat(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    if (!ir_type_is_scalar(s) && !is_ptr(s)) ERR("'splat' operand must be a scalar, got %s", T(s));
+    else if (!is_tile(rt) || rt->elem != s) ERR("'splat' result should be a tile of %s, got %s", T(s), T(rt));
+}
+
+static void check_broadcast(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    if (!is_tile(s) || !is_tile(rt) || s->elem != rt->elem || s->rank != rt->rank) {
+        ERR("'broadcast' needs tiles of one element type and rank, got %s to %s", T(s), T(rt));
+        return;
+    }
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] != rt->dims[i] && s->dims[i] != 1) {
+            ERR("'broadcast' cannot broadcast %s to %s (dimension %d)", T(s), T(rt), i);
+            return;
+        }
+}
+
+static void check_expand_dims(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    if (!is_tile(s) || !is_tile(rt) || s->elem != rt->elem || rt->rank != s->rank + 1) {
+        ERR("'expand_dims' result must be a tile of rank + 1 with the same element, got %s to %s", T(s), T(rt));
+        return;
+    }
+    int64_t axis;
+    if (!int_attr_in(v, op, "axis", 0, s->rank, &axis)) return;
+    for (int i = 0, j = 0; i < rt->rank; i++) {
+        int64_t want = i == axis ? 1 : s->dims[j++];
+        if (rt->dims[i] != want) {
+            ERR("'expand_dims' of %s at axis %lld cannot give %s", T(s), (long long)axis, T(rt));
+            return;
+        }
+    }
+}
+
+static void check_reshape(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    if (!is_tile(s) || !is_tile(rt) || s->elem != rt->elem)
+        ERR("'reshape' needs tiles of one element type, got %s to %s", T(s), T(rt));
+    else if (ir_type_numel(s) != ir_type_numel(rt))
+        ERR("'reshape' cannot change the number of elements: %s to %s", T(s), T(rt));
+}
+
+static bool is_scalar_or_ptr(const Type *t) { return ir_type_is_scalar(t) || is_ptr(t); }
+
+static void check_cast(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    bool kinds = (is_scalar_or_ptr(s) || (is_tile(s) && is_scalar_or_ptr(s->elem))) &&
+                 (is_scalar_or_ptr(rt) || (is_tile(rt) && is_scalar_or_ptr(rt->elem)));
+    if (!kinds || !same_shape(s, rt))
+        ERR("'cast' must keep the shape and convert between scalar types: %s to %s", T(s), T(rt));
+}
+
+static void check_select(Verifier *v, Op *op) {
+    const Type *c = OPND(0), *a = OPND(1), *b = OPND(2);
+    if (a != b) ERR("'select' operand types differ: %s and %s", T(a), T(b));
+    else if (!is_value(a) && !is_ptr(ir_type_elem(a))) ERR("'select' expects scalar or tile values, got %s", T(a));
+    else if (!is_bool_elem(c) || !same_shape(c, a))
+        ERR("'select' condition must be i1 of the values' shape %s, got %s", shape_str(v, a), T(c));
+    else if (RES(0) != a) ERR("'select' result type %s differs from its operand type %s", T(RES(0)), T(a));
+}
+
+static void check_program(Verifier *v, Op *op) {
+    if (RES(0)->kind != TY_I32) ERR("'%s' result must be i32, got %s", NAME, T(RES(0)));
+    int_attr_in(v, op, "axis", 0, 2, NULL);
+}
+
+/* ------------------------------------------------------------ memory */
+
+/* The pointee of a pointer or a tile of pointers, or NULL. */
+static const Type *pointee(const Type *t) {
+    const Type *e = ir_type_elem(t);
+    return is_ptr(e) && (is_ptr(t) || is_tile(t)) ? e->elem : NULL;
+}
+
+static void check_addptr(Verifier *v, Op *op) {
+    const Type *p = OPND(0), *off = OPND(1);
+    if (!pointee(p)) ERR("'addptr' base must be a pointer or a tile of pointers, got %s", T(p));
+    else if (!is_int_elem(off) || !same_shape(p, off) || (!is_tile(off) && !ir_type_is_int(off)))
+        ERR("'addptr' offset must be an integer of the pointer's shape %s, got %s", shape_str(v, p), T(off));
+    else if (RES(0) != p) ERR("'addptr' result type %s differs from its base type %s", T(RES(0)), T(p));
+}
+
+/* Pointer operand 0, value type `val` (loaded or stored), optional mask at operand mi. */
+static bool check_access(Verifier *v, Op *op, const Type *val, int mi) {
+    const Type *p = OPND(0), *pe = pointee(p);
+    if (!pe) {
+        ERR("'%s' address must be a pointer or a tile of pointers, got %s", NAME, T(p));
+        return false;
+    }
+    if (ir_type_elem(val) != pe || !same_shape(val, p)) {
+        ERR("'%s' through %s needs a value of element %s and shape %s, got %s", NAME, T(p), T(pe), shape_str(v, p),
+            T(val));
+        return false;
+    }
+    if (mi < op->num_operands && (!is_bool_elem(OPND(mi)) || !same_shape(OPND(mi), p))) {
+        ERR("'%s' mask must be i1 of shape %s, got %s", NAME, shape_str(v, p), T(OPND(mi)));
+        return false;
+    }
+    return true;
+}
+
+static void check_load(Verifier *v, Op *op) {
+    if (!check_access(v, op, RES(0), 1)) return;
+    if (op->num_operands == 3 && OPND(2) != RES(0))
+        ERR("'load' other value must have the result type %s, got %s", T(RES(0)), T(OPND(2)));
+}
+
+static void check_store(Verifier *v, Op *op) {
+    if (!check_access(v, op, OPND(1), 2)) return;
+    if (op->kind == OP_ATOMIC_ADD) {
+        if (RES(0) != OPND(1)) ERR("'atomic_add' result type %s differs from its value type %s", T(RES(0)), T(OPND(1)));
+        else if (!is_int_elem(RES(0)) && !ir_type_is_float(ir_type_elem(RES(0))))
+            ERR("'atomic_add' needs a numeric value, got %s", T(RES(0)));
+    }
+}
+
+static void check_make_view(Verifier *v, Op *op) {
+    const Type *base = OPND(0), *rt = RES(0);
+    int r = (op->num_operands - 1) / 2;
+    if (!is_ptr(base) || !ir_type_is_scalar(base->elem)) {
+        ERR("'make_view' base must be a pointer to a scalar, got %s", T(base));
+        return;
+    }
+    if ((op->num_operands - 1) % 2) {
+        ERR("'make_view' needs a base and then as many strides as sizes, got %d operands", op->num_operands);
+        return;
+    }
+    for (int i = 1; i < op->num_operands; i++)
+        if (!ir_type_is_int(OPND(i))) {
+            ERR("'make_view' %s #%d must be an integer scalar, got %s", i <= r ? "size" : "stride",
+                i <= r ? i - 1 : i - 1 - r, T(OPND(i)));
+            return;
+        }
+    if (rt->kind != TY_VIEW || rt->elem != base->elem || rt->rank != r)
+        ERR("'make_view' result should be view<%s> of rank %d, got %s", T(base->elem), r, T(rt));
+}
+
+static void check_view_dim(Verifier *v, Op *op) {
+    const Type *vt = OPND(0);
+    if (vt->kind != TY_VIEW) {
+        ERR("'view_dim' operand must be a view, got %s", T(vt));
+        return;
+    }
+    int_attr_in(v, op, "axis", 0, vt->rank - 1, NULL);
+    if (RES(0)->kind != TY_I32 && RES(0)->kind != TY_I64) ERR("'view_dim' result must be i32 or i64, got %s", T(RES(0)));
+}
+
+/* view_load/view_store: indices at operands [first, first + rank); returns their common shape
+ * (a representative index type), or NULL after an error. */
+static const Type *check_indices(Verifier *v, Op *op, int first, int rank) {
+    const Type *shape = NULL;
+    for (int i = first; i < first + rank; i++) {
+        const Type *t = OPND(i);
+        if (!is_int_elem(t) || (!is_tile(t) && !ir_type_is_int(t))) {
+            ERR("'%s' index #%d must be an integer scalar or tile, got %s", NAME, i - first, T(t));
+            return NULL;
+        }
+        if (shape && !same_shape(shape, t)) {
+            ERR("'%s' indices must have one shape, got %s and %s", NAME, T(shape), T(t));
+            return NULL;
+        }
+        shape = t;
+    }
+    return shape;
+}
+
+static void check_view_access(Verifier *v, Op *op) {
+    const Type *vt = OPND(0);
+    bool load = op->kind == OP_VIEW_LOAD;
+    if (vt->kind != TY_VIEW) {
+        ERR("'%s' operand #0 must be a view, got %s", NAME, T(vt));
+        return;
+    }
+    int r = vt->rank, first = load ? 1 : 2, extra = op->num_operands - first - r;
+    if (extra < 0 || extra > (load ? 2 : 1)) {
+        ERR("'%s' on a view of rank %d needs %d index operand%s, then %s", NAME, r, r, r == 1 ? "" : "s",
+            load ? "an optional mask and other value" : "an optional mask");
+        return;
+    }
+    const Type *shape = r ? check_indices(v, op, first, r) : ir_type_scalar(v->m, TY_I32);
+    if (!shape) return;
+    const Type *val = load ? RES(0) : OPND(1);
+    if (ir_type_elem(val) != vt->elem || !same_shape(val, shape)) {
+        ERR("'%s' value must have element %s and the indices' shape %s, got %s", NAME, T(vt->elem),
+            shape_str(v, shape), T(val));
+        return;
+    }
+    if (extra >= 1) {
+        const Type *mask = OPND(first + r);
+        if (!is_bool_elem(mask) || !same_shape(mask, shape))
+            ERR("'%s' mask must be i1 of shape %s, got %s", NAME, shape_str(v, shape), T(mask));
+    }
+    if (extra == 2 && OPND(first + r + 1) != val)
+        ERR("'view_load' other value must have the result type %s, got %s", T(val), T(OPND(first + r + 1)));
+    const Attr *b = ir_op_attr(op, "bounds");
+    if (b && b->kind != ATTR_BOOL) ERR("'%s' attribute 'bounds' must be true or false", NAME);
+}
+
+/* ------------------------------------------------------------ tile compute */
+
+static void check_dot(Verifier *v, Op *op) {
+    const Type *a = OPND(0), *b = OPND(1), *c = OPND(2);
+    if (!is_tile(a) || !is_tile(b) || !is_tile(c) || a->rank != 2 || b->rank != 2 || c->rank != 2) {
+        ERR("'dot' needs rank-2 tiles, got %s, %s and %s", T(a), T(b), T(c));
+        return;
+    }
+    if (a->dims[1] != b->dims[0] || c->dims[0] != a->dims[0] || c->dims[1] != b->dims[1]) {
+        ERR("'dot' shapes do not agree: %s x %s + %s", T(a), T(b), T(c));
+        return;
+    }
+    TypeKind in = a->elem->kind, acc;
+    switch (in) {
+    case TY_F16:
+    case TY_BF16:
+    case TY_F32: acc = TY_F32; break;
+    case TY_F64: acc = TY_F64; break;
+    case TY_I8: acc = TY_I32; break;
+    default: ERR("'dot' inputs must be f16, bf16, f32, f64 or i8, got %s", T(a)); return;
+    }
+    if (b->elem != a->elem) ERR("'dot' inputs must have one element type, got %s and %s", T(a), T(b));
+    else if (c->elem->kind != acc)
+        ERR("'dot' accumulator for %s inputs must be %s, got %s", ir_scalar_name(in), ir_scalar_name(acc), T(c));
+    else if (RES(0) != c) ERR("'dot' result type %s differs from its accumulator type %s", T(RES(0)), T(c));
+}
+
+static void check_reduce(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    const char *kind = ir_op_attr_str(op, "kind");
+    static const char *const kinds[] = {"sum", "max", "min", "argmax", "argmin"};
+    int k = -1;
+    for (int i = 0; kind && attr_is(ir_op_attr(op, "kind"), ATTR_KEYWORD) && i < 5; i++)
+        if (!strcmp(kind, kinds[i])) k = i;
+    if (k < 0) {
+        ERR("'reduce' needs attribute 'kind' = sum, max, min, argmax or argmin");
+        return;
+    }
+    if (!is_tile(s) || !ir_type_is_scalar(s->elem)) {
+        ERR("'reduce' operand must be a tile, got %s", T(s));
+        return;
+    }
+    int64_t axis;
+    if (!int_attr_in(v, op, "axis", 0, s->rank - 1, &axis)) return;
+    const Type *re = ir_type_elem(rt);
+    bool elem_ok = k >= 3 ? re->kind == TY_I32
+                          : re == s->elem || (k == 0 && re->kind == TY_F32 &&
+                                              (s->elem->kind == TY_F16 || s->elem->kind == TY_BF16));
+    bool shape_ok = s->rank == 1 ? !is_tile(rt) : (is_tile(rt) && rt->rank == s->rank - 1);
+    for (int i = 0, j = 0; shape_ok && i < s->rank; i++)
+        if (i != axis && rt->dims[j++] != s->dims[i]) shape_ok = false;
+    if (!elem_ok || !shape_ok)
+        ERR("'reduce' %s of %s over axis %lld cannot give %s", kinds[k], T(s), (long long)axis, T(rt));
+}
+
+static void check_convert_layout(Verifier *v, Op *op) {
+    const Type *s = OPND(0), *rt = RES(0);
+    if (!is_tile(s) || !is_tile(rt) || s->elem != rt->elem || !same_shape(s, rt))
+        ERR("'convert_layout' may change only the layout: %s to %s", T(s), T(rt));
+}
+
+/* ------------------------------------------------------------ control flow */
+
+/* Region i of op must end in yield with exactly these types (optional when there are none). */
+static void check_yield(Verifier *v, Op *op, int ri, const Type *const *types, int n, const char *what) {
+    Block *b = op->regions[ri].block;
+    Op *y = b ? b->last : NULL;
+    if (!y || y->kind != OP_YIELD) {
+        if (n) ERR("'%s' %s must end with 'yield'", NAME, what);
+        return;
+    }
+    bool ok = y->num_operands == n;
+    for (int i = 0; ok && i < n; i++) ok = y->operands[i] && y->operands[i]->type == types[i];
+    if (ok) return;
+    StrBuf got = {0}, want = {0};
+    for (int i = 0; i < y->num_operands; i++) {
+        if (i) sb_puts(&got, ", ");
+        ir_type_print(y->operands[i] ? y->operands[i]->type : NULL, &got);
+    }
+    for (int i = 0; i < n; i++) {
+        if (i) sb_puts(&want, ", ");
+        ir_type_print(types[i], &want);
+    }
+    ir_verr(v, y, "'yield' types (%s) do not match the %s of '%s' (%s)", sb_str(&got), n ? "types" : "no values",
+            NAME, sb_str(&want));
+    sb_free(&got);
+    sb_free(&want);
+}
+
+static void check_for(Verifier *v, Op *op) {
+    const Type *it = OPND(0);
+    if (!ir_type_is_int(it) || OPND(1) != it || OPND(2) != it) {
+        ERR("'for' bounds and step must be integer scalars of one type, got %s, %s and %s", T(it), T(OPND(1)),
+            T(OPND(2)));
+        return;
+    }
+    int n = op->num_operands - 3;
+    const Type *small[16];
+    const Type **inits = n <= 16 ? small : arena_calloc(v->m->arena, (size_t)n, sizeof *inits);
+    for (int i = 0; i < n; i++) inits[i] = OPND(3 + i);
+    if (op->num_results != n) {
+        ERR("'for' has %d loop-carried value%s but %d result%s", n, n == 1 ? "" : "s", op->num_results,
+            op->num_results == 1 ? "" : "s");
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (RES(i) != inits[i]) {
+            ERR("'for' result #%d type %s differs from its initial value type %s", i, T(RES(i)), T(inits[i]));
+            return;
+        }
+    Block *b = op->regions[0].block;
+    bool args_ok = b->num_args == n + 1 && b->args[0]->type == it;
+    for (int i = 0; args_ok && i < n; i++) args_ok = b->args[i + 1]->type == inits[i];
+    if (!args_ok) {
+        ERR("'for' body must take the induction variable (%s) and one argument per loop-carried value", T(it));
+        return;
+    }
+    check_yield(v, op, 0, inits, n, "body");
+}
+
+static void check_if(Verifier *v, Op *op) {
+    if (OPND(0)->kind != TY_I1) ERR("'if' condition must be an i1 scalar, got %s", T(OPND(0)));
+    const Type *small[16];
+    int n = op->num_results;
+    const Type **types = n <= 16 ? small : arena_calloc(v->m->arena, (size_t)n, sizeof *types);
+    for (int i = 0; i < n; i++) types[i] = RES(i);
+    for (int r = 0; r < 2; r++) {
+        if (op->regions[r].block->num_args) ERR("'if' regions take no arguments");
+        check_yield(v, op, r, types, n, r ? "else region" : "then region");
+    }
+}
+
+static void check_call(Verifier *v, Op *op) {
+    const Attr *a = ir_op_attr(op, "callee");
+    if (!attr_is(a, ATTR_SYMBOL)) {
+        ERR("'call' needs a 'callee' = @name attribute");
+        return;
+    }
+    Func *f = ir_func_find(v->m, a->s);
+    if (!f) {
+        ERR("'call' to unknown function '@%s'", a->s);
+        return;
+    }
+    Block *params = f->body.block;
+    if (op->num_operands != params->num_args) {
+        ERR("'call' to '@%s' passes %d argument%s, expected %d", a->s, op->num_operands,
+            op->num_operands == 1 ? "" : "s", params->num_args);
+        return;
+    }
+    for (int i = 0; i < op->num_operands; i++)
+        if (OPND(i) != params->args[i]->type) {
+            ERR("'call' to '@%s' argument #%d has type %s, expected %s", a->s, i, T(OPND(i)), T(params->args[i]->type));
+            return;
+        }
+    bool ok = op->num_results == f->num_results;
+    for (int i = 0; ok && i < f->num_results; i++) ok = RES(i) == f->result_types[i];
+    if (!ok) ERR("'call' results do not match the result types of '@%s'", a->s);
+}
+
+static void check_graph(Verifier *v, Op *op) {
+    for (int i = 0; i < op->num_operands; i++)
+        if (OPND(i)->kind != TY_TENSOR) {
+            ERR("'%s' operand #%d must be a tensor, got %s", NAME, i, T(OPND(i)));
+            return;
+        }
+    if (RES(0)->kind != TY_TENSOR) ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
+}
+
+static void check_custom(Verifier *v, Op *op) {
+    switch (op->kind) {
+    case OP_CONST: check_const(v, op); break;
+    case OP_ARANGE: check_arange(v, op); break;
+    case OP_SPLAT: check_splat(v, op); break;
+    case OP_BROADCAST: check_broadcast(v, op); break;
+    case OP_EXPAND_DIMS: check_expand_dims(v, op); break;
+    case OP_RESHAPE: check_reshape(v, op); break;
+    case OP_CAST: check_cast(v, op); break;
+    case OP_SELECT: check_select(v, op); break;
+    case OP_PROGRAM_ID:
+    case OP_NUM_PROGRAMS: check_program(v, op); break;
+    case OP_ADDPTR: check_addptr(v, op); break;
+    case OP_LOAD: check_load(v, op); break;
+    case OP_STORE:
+    case OP_ATOMIC_ADD: check_store(v, op); break;
+    case OP_MAKE_VIEW: check_make_view(v, op); break;
+    case OP_VIEW_DIM: check_view_dim(v, op); break;
+    case OP_VIEW_LOAD:
+    case OP_VIEW_STORE: check_view_access(v, op); break;
+    case OP_DOT: check_dot(v, op); break;
+    case OP_REDUCE: check_reduce(v, op); break;
+    case OP_CONVERT_LAYOUT: check_convert_layout(v, op); break;
+    case OP_FOR: check_for(v, op); break;
+    case OP_IF: check_if(v, op); break;
+    case OP_CALL: check_call(v, op); break;
+    case OP_LOOP_PARALLEL: check_yield(v, op, 0, NULL, 0, "body"); break;
+    case OP_BARRIER:
+    case OP_YIELD:
+    case OP_RETURN: break; /* placement and types are checked by the structure and the parents */
+    default:
+        if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH) check_graph(v, op);
+        break;
+    }
+}
+
+void ir_verify_op_rules(Verifier *v, Op *op) {
+    IrRule rule = ir_op_info[op->kind].rule;
+    if (rule == IR_RULE_CUSTOM) check_custom(v, op);
+    else if (rule == IR_RULE_CMP) rule_cmp(v, op);
+    else rule_same(v, op, rule);
+}
