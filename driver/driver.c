@@ -40,47 +40,6 @@ static bool check_no_nul(DiagEngine *d, const char *file, const char *text, size
     return false;
 }
 
-/* The round-trip rule (print(parse(print(M))) == print(M)), checked where the tests ask for it. */
-static bool roundtrip_ok(IrModule *m, const char *stage, DiagEngine *d, bool locs) {
-    IrPrintOptions po = {.locations = locs};
-    StrBuf a = {0}, b = {0};
-    ir_print_module(m, &a, &po);
-    DiagEngine *quiet = diag_new(stderr);
-    IrModule *again = ir_parse("<roundtrip>", sb_str(&a), quiet);
-    bool ok = again != NULL;
-    if (again) {
-        ir_print_module(again, &b, &po);
-        ok = strcmp(sb_str(&a), sb_str(&b)) == 0;
-        ir_module_free(again);
-    }
-    if (!ok) diag_error(d, NOLOC, "IR text does not round-trip after %s (print -> parse -> print differs)", stage);
-    diag_free(quiet);
-    sb_free(&a);
-    sb_free(&b);
-    return ok;
-}
-
-/* Unknown pass names are usage errors, reported before anything runs. */
-static bool pass_names_ok(DiagEngine *d, const char *list) {
-    if (!list) return true;
-    bool ok = true;
-    const char *names[64];
-    int n = 0;
-    for (int i = 0; i < pass_registry_count && n < 64; i++) names[n++] = pass_registry[i].name;
-    char *copy = xstrdup(list), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (pass_find(tok)) continue;
-        const char *near = diag_closest(tok, names, n);
-        if (near)
-            diag_error(d, NOLOC, "unknown pass '%s'; did you mean '%s'?", tok, near);
-        else
-            diag_error(d, NOLOC, "unknown pass '%s' (tilec --list-passes shows them)", tok);
-        ok = false;
-    }
-    free(copy);
-    return ok;
-}
-
 static char *finish(StrBuf *sb, size_t *out_len) {
     if (out_len) *out_len = sb->len;
     char *s = sb->data ? sb->data : xstrdup("");
@@ -131,8 +90,9 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             if (!pipeline) pipeline = PASS_DEFAULT_PIPELINE;
         }
         if (!m || diag_error_count(d)) goto done;
-        if (!pass_names_ok(d, pipeline) || !pass_names_ok(d, opt->print_before) ||
-            !pass_names_ok(d, opt->print_after) || !pass_names_ok(d, opt->disable_passes)) {
+        /* Unknown pass names are usage errors, reported before anything runs. */
+        if (pass_check_names(pipeline, d) + pass_check_names(opt->print_before, d) +
+            pass_check_names(opt->print_after, d) + pass_check_names(opt->disable_passes, d)) {
             status = TL_ERR_USAGE;
             goto done;
         }
@@ -140,7 +100,8 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             diag_error(d, NOLOC, "IR invalid after %s", is_ir ? "parsing" : "the frontend");
             goto done;
         }
-        if (opt->check_roundtrip && !roundtrip_ok(m, is_ir ? "parsing" : "the frontend", d, true)) goto done;
+        /* The round-trip rule (print(parse(print(M))) == print(M)); the pass manager checks it after each pass. */
+        if (opt->check_roundtrip && !pass_check_roundtrip(m, is_ir ? "after parsing" : "after the frontend", d)) goto done;
         PassManagerOptions pm = {
             .pipeline = pipeline,
             .print_before = opt->print_before,
@@ -150,6 +111,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             .verify_each = opt->verify_each,
             .time_passes = opt->time_passes,
             .disable = opt->disable_passes,
+            .check_roundtrip = opt->check_roundtrip,
             .dump = dout,
         };
         PassContext pc = {.diag = d};

@@ -41,6 +41,10 @@ Symbol *sema_declare(Sema *s, const char *name, SymKind kind, SrcLoc loc) {
 }
 
 void sema_undefined(Sema *s, const char *name, SrcLoc loc) {
+    if (!name) {
+        diag_error(s->d, loc, "expected a name");
+        return;
+    }
     PtrVec cands = {0};
     for (Symbol *sym = s->fr.scope; sym; sym = sym->next) ptrvec_push(&cands, (void *)sym->name);
     for (int i = 0; i < sema_builtin_count(); i++) ptrvec_push(&cands, (void *)sema_builtin_name(i));
@@ -116,6 +120,7 @@ IrModule *sema_lower(const AstProgram *p, const SemaOptions *opt, DiagEngine *d)
     s->m = ir_module_new();
     int errors0 = diag_error_count(d);
 
+    s->define_reported = arena_calloc(s->tmp, (size_t)s->opt->ndefines + 1, sizeof *s->define_reported);
     collect_decls(s);
     check_only(s);
     sema_check_defines(s);

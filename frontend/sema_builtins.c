@@ -87,6 +87,7 @@ static SVal bi_program(Sema *s, const Ast *call, const Ast **args, const Builtin
 }
 
 static SVal bi_arange(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     int64_t start, end, n;
     bool ok = sema_const_int(s, args[0], "'start' of 'arange'", &start);
     ok = sema_const_int(s, args[1], "'end' of 'arange'", &end) && ok;
@@ -96,8 +97,8 @@ static SVal bi_arange(Sema *s, const Ast *call, const Ast **args, const Builtin 
                    (long long)end);
         return sema_poison(NULL);
     }
-    if (__builtin_sub_overflow(end, start, &n) || start < INT32_MIN || end - 1 > INT32_MAX) {
-        diag_error(s->d, call->loc, "arange(%lld, %lld): values must fit in i32", (long long)start, (long long)end);
+    if (__builtin_sub_overflow(end, start, &n) || start < INT32_MIN || end > INT32_MAX) {
+        diag_error(s->d, call->loc, "arange(%lld, %lld): start and end must fit in i32", (long long)start, (long long)end);
         return sema_poison(NULL);
     }
     const Type *t = sema_tile(s, sema_scalar(s, TY_I32), 1, &n, call->loc);
@@ -128,6 +129,7 @@ static SVal bi_full(Sema *s, const Ast *call, const Ast **args, const Builtin *b
 }
 
 static SVal bi_where(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     SVal c = sema_expr(s, args[0]), a = sema_expr(s, args[1]), b = sema_expr(s, args[2]);
     if (c.kind == SV_POISON || a.kind == SV_POISON || b.kind == SV_POISON) return sema_poison(a.type);
     if (!ir_type_is_bool(ir_type_elem(c.type))) {
@@ -190,16 +192,9 @@ static SVal bi_reduce(Sema *s, const Ast *call, const Ast **args, const Builtin 
     return reduce(s, call, bi->kind, bi->name, args[0], args[1]);
 }
 
+/* max/min take exactly two arguments: (x, y) elementwise, or (x, axis = k) a reduction. */
 static SVal bi_minmax(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
-    if (args[1] && args[2]) {
-        diag_error(s->d, call->loc, "'%s' takes a second operand or 'axis', not both", bi->name);
-        return sema_poison(NULL);
-    }
     if (args[2]) return reduce(s, call, bi->kind, bi->name, args[0], args[2]);
-    if (!args[1]) {
-        diag_error(s->d, call->loc, "'%s' expects a second operand or 'axis = k'", bi->name);
-        return sema_poison(NULL);
-    }
     SVal a = sema_expr(s, args[0]), b = sema_expr(s, args[1]);
     return elementwise2(s, bi->op, bi->name, a, b, call->loc);
 }
@@ -232,12 +227,14 @@ static SVal bi_math(Sema *s, const Ast *call, const Ast **args, const Builtin *b
 }
 
 static SVal bi_cast(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     SVal x = sema_expr(s, args[0]);
     const Type *t = sema_type_arg(s, args[1]);
     return sema_cast(s, x, t, call->loc);
 }
 
 static SVal bi_dot(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     SVal a = sema_expr(s, args[0]), b = sema_expr(s, args[1]);
     SVal acc = args[2] ? sema_expr(s, args[2]) : sema_poison(NULL);
     if (a.kind == SV_POISON || b.kind == SV_POISON || (args[2] && acc.kind == SV_POISON)) return sema_poison(NULL);
@@ -256,9 +253,15 @@ static SVal bi_dot(Sema *s, const Ast *call, const Ast **args, const Builtin *bi
         return sema_poison(NULL);
     }
     const Type *ein = sema_promote_scalar(s, ir_type_elem(a.type), ir_type_elem(b.type));
+    TypeKind ek = ein->kind;
+    if (ek != TY_F16 && ek != TY_BF16 && ek != TY_F32 && ek != TY_F64 && ek != TY_I8) {
+        const Type *bad = ir_type_elem(a.type) == ein ? a.type : b.type;
+        diag_error(s->d, call->loc, "'dot' inputs must be f16, bf16, f32, f64 or i8, got %s", sema_tstr(s, bad));
+        return sema_poison(NULL);
+    }
     a = sema_convert(s, a, ein, call->loc);
     b = sema_convert(s, b, ein, call->loc);
-    TypeKind acck = ir_type_is_float(ein) ? (ein->kind == TY_F64 ? TY_F64 : TY_F32) : (ein->kind == TY_I64 ? TY_I64 : TY_I32);
+    TypeKind acck = ek == TY_F64 ? TY_F64 : ek == TY_I8 ? TY_I32 : TY_F32;
     int64_t dims[2] = {m, n};
     const Type *t = sema_tile(s, sema_scalar(s, acck), 2, dims, call->loc);
     if (!t) return sema_poison(NULL);
@@ -282,12 +285,15 @@ static SVal bi_dot(Sema *s, const Ast *call, const Ast **args, const Builtin *bi
 }
 
 static SVal bi_load(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     return sema_load(s, call, args[0], args[1], args[2]);
 }
 static SVal bi_store(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     return sema_store(s, call, args[0], args[1], args[2]);
 }
 static SVal bi_atomic_add(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)bi;
     return sema_atomic_add(s, call, args[0], args[1], args[2]);
 }
 
@@ -297,8 +303,8 @@ static const Builtin builtins[] = {
     {"program_id", 1, 1, 1, {"axis"}, bi_program, OP_PROGRAM_ID, NULL},
     {"num_programs", 1, 1, 1, {"axis"}, bi_program, OP_NUM_PROGRAMS, NULL},
     {"arange", 2, 2, 2, {"start", "end"}, bi_arange, OP_ARANGE, NULL},
-    {"zeros", 1, 2, 1, {"shape", "dtype"}, bi_full, OP_CONST, NULL},
-    {"full", 2, 3, 2, {"shape", "value", "dtype"}, bi_full, OP_CONST, NULL},
+    {"zeros", 1, 2, 1, {"shape", "type"}, bi_full, OP_CONST, NULL},
+    {"full", 2, 3, 2, {"shape", "value", "type"}, bi_full, OP_CONST, NULL},
     {"where", 3, 3, 3, {"cond", "x", "y"}, bi_where, OP_SELECT, NULL},
     {"max", 2, 2, 1, {"x", "y", "axis"}, bi_minmax, OP_MAX, "max"},
     {"min", 2, 2, 1, {"x", "y", "axis"}, bi_minmax, OP_MIN, "min"},
@@ -321,7 +327,7 @@ static const Builtin builtins[] = {
     {"sum", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "sum"},
     {"argmax", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmax"},
     {"argmin", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmin"},
-    {"cast", 2, 2, 2, {"x", "dtype"}, bi_cast, OP_CAST, NULL},
+    {"cast", 2, 2, 2, {"x", "type"}, bi_cast, OP_CAST, NULL},
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 

@@ -5,7 +5,8 @@
 
 /* --------------------------------------------------------------- messages */
 
-void sema_op_mismatch(Sema *s, AstOp op, const Type *a, const Type *b, SrcLoc loc) {
+/* "cannot VERB A and B" for a binary op. */
+static void op_mismatch(Sema *s, AstOp op, const Type *a, const Type *b, SrcLoc loc) {
     const char *ta = sema_tstr(s, a), *tb = sema_tstr(s, b);
     switch (op) {
     case BIN_ADD: diag_error(s->d, loc, "cannot add %s and %s", ta, tb); break;
@@ -90,7 +91,7 @@ static SVal ptr_arith(Sema *s, AstOp op, SVal a, SVal b, SrcLoc loc) {
     bool ok = (op == BIN_ADD || (op == BIN_SUB && pa)) && !(pa && pb) && oe && ir_type_is_int(oe);
     if (off.kind == SV_CONST && off.weak && off.is_float) ok = false;
     if (!ok) {
-        sema_op_mismatch(s, op, a.type, b.type, loc);
+        op_mismatch(s, op, a.type, b.type, loc);
         return sema_poison(p.type);
     }
     off = sema_convert(s, off, sema_index_type(s, &off), loc);
@@ -138,7 +139,7 @@ SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcLoc loc) {
     const Type *elem = sema_promote(s, a, b);
     const Type *ea = ir_type_elem(a.type), *eb = ir_type_elem(b.type);
     if (!elem) {
-        sema_op_mismatch(s, op, a.type, b.type, loc);
+        op_mismatch(s, op, a.type, b.type, loc);
         return sema_poison(a.type);
     }
     if (logical) {
@@ -149,16 +150,16 @@ SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcLoc loc) {
         }
     } else if (op == BIN_BAND || op == BIN_BOR || op == BIN_BXOR) {
         if (!ir_type_is_int(elem) && !ir_type_is_bool(elem)) {
-            sema_op_mismatch(s, op, a.type, b.type, loc);
+            op_mismatch(s, op, a.type, b.type, loc);
             return sema_poison(a.type);
         }
     } else if (op == BIN_SHL || op == BIN_SHR) {
         if (!ir_type_is_int(elem)) {
-            sema_op_mismatch(s, op, a.type, b.type, loc);
+            op_mismatch(s, op, a.type, b.type, loc);
             return sema_poison(a.type);
         }
     } else if (!cmp && ir_type_is_bool(elem)) {
-        sema_op_mismatch(s, op, a.type, b.type, loc);
+        op_mismatch(s, op, a.type, b.type, loc);
         return sema_poison(a.type);
     }
     if (!sema_unify(s, &a, &b, elem, loc)) return sema_poison(NULL);

@@ -90,6 +90,7 @@ typedef struct Sema {
     const AstDecl **decls;   /* unique declarations in source order */
     FnState *fnstate;        /* per decls[i] (fns only) */
     int ndecls;
+    bool *define_reported;   /* per opt->defines[i]: its bad value was reported */
     PtrVec stack;            /* fn declarations being instantiated (recursion check) */
     IrModule *m;             /* current module (a scratch one while checking a fn) */
     Instance *instances;     /* of the current module */
@@ -97,20 +98,24 @@ typedef struct Sema {
 } Sema;
 
 /* --- sema.c: symbols and scopes ------------------------------------------------------------- */
+/* Enter/leave a lexical scope (pop drops the symbols declared in it). */
 void sema_scope_push(Sema *s);
 void sema_scope_pop(Sema *s);
 /* Declares name in the current scope; reports a redefinition in the same scope (with a note at
  * the previous one) and still returns a fresh symbol so lowering can go on. */
 Symbol *sema_declare(Sema *s, const char *name, SymKind kind, SrcLoc loc);
+/* The innermost symbol named name, or NULL. */
 Symbol *sema_lookup(Sema *s, const char *name);
 /* "undefined name 'x'; did you mean 'y'?" over the names in scope and the builtins. */
 void sema_undefined(Sema *s, const char *name, SrcLoc loc);
+/* The (first) declaration named name, or NULL; its index in s->decls, or -1. */
 const AstDecl *sema_find_decl(const Sema *s, const char *name);
 int sema_decl_index(const Sema *s, const AstDecl *decl);
 /* Text of a type for diagnostics ("tile<f32>[64, 32]"); "?" for NULL. */
 const char *sema_tstr(Sema *s, const Type *t);
 
 /* --- sema_types.c ------------------------------------------------------------------------- */
+/* The interned scalar type of kind k in the current module. */
 const Type *sema_scalar(Sema *s, TypeKind k);
 /* A scalar type name (i32, bool, a dtype parameter in scope) or NULL (no report). */
 const Type *sema_type_name(Sema *s, const char *name);
@@ -120,6 +125,7 @@ const Type *sema_resolve_type(Sema *s, const AstType *t);
 /* Element type that a binary arithmetic op on a and b computes in (SPEC 5.2), or NULL if none
  * (pointers, views). Weak constants adapt to the other side. */
 const Type *sema_promote(Sema *s, SVal a, SVal b);
+/* The same for two strong scalar types (NULL unless both are scalars). */
 const Type *sema_promote_scalar(Sema *s, const Type *a, const Type *b);
 /* Whether v may be converted implicitly to element type to (assignments, stores, fn arguments,
  * returns): no narrowing, no float -> int. */
@@ -137,6 +143,7 @@ const Type *sema_with_elem(Sema *s, const Type *shape_of, const Type *elem);
 const Type *sema_type_arg(Sema *s, const Ast *e);
 
 /* --- sema_value.c ------------------------------------------------------------------------- */
+/* Constructors: poison with a plausible type (may be NULL), an IR value, constants. */
 SVal sema_poison(const Type *plausible);
 SVal sema_val(Value *v);
 SVal sema_int_const(Sema *s, int64_t v, bool weak);   /* weak: i32, or i64 when it needs it */
@@ -144,6 +151,7 @@ SVal sema_float_const(Sema *s, double v, bool weak);  /* f32 */
 SVal sema_bool_const(Sema *s, bool v);
 /* The type the value has (for constants, the type it takes alone). */
 const Type *sema_type_of(const SVal *v);
+/* Builds an op (one result of type result, or none when NULL) at the insertion point, at loc. */
 Op *sema_emit(Sema *s, OpKind kind, Value **ops, int n, const Type *result, SrcLoc loc);
 /* Materialises v as an IR value of its own type; poison becomes a zero constant so structural
  * users (loops, calls) stay well-formed (the module is dropped after errors anyway). */
@@ -159,17 +167,17 @@ SVal sema_to_type(Sema *s, SVal v, const Type *t, SrcLoc loc);
 /* Brings a and b to one element type elem and one broadcast shape; reports a broadcast failure
  * naming both types and returns false. */
 bool sema_unify(Sema *s, SVal *a, SVal *b, const Type *elem, SrcLoc loc);
-/* Implicit conversion of v to element type `elem`, keeping its shape or broadcasting it to
- * `shape_t` when given; reports `cannot CONTEXT` messages via what ("assign", "store" ...). */
+/* Implicit conversion (SPEC 5.2) of v to element type elem, keeping its shape; otherwise reports
+ * "cannot implicitly convert A to B in WHAT" (what: "the initialisation of 'x'") and gives poison. */
 SVal sema_implicit(Sema *s, SVal v, const Type *elem, SrcLoc loc, const char *what);
 
 /* --- sema_const.c ------------------------------------------------------------------------- */
+enum { CV_INT, CV_FLOAT, CV_BOOL };
 typedef struct CVal {
-    int kind;      /* 0 int, 1 float, 2 bool */
+    int kind;      /* CV_*: i holds ints and bools, f floats */
     int64_t i;
     double f;
 } CVal;
-enum { CV_INT, CV_FLOAT, CV_BOOL };
 typedef enum CEval { CE_OK, CE_NOTCONST, CE_ERROR } CEval;
 /* Evaluates e at compile time (literals, const parameters, constant lets, + - * / % << >> & | ^,
  * unary - ~ !, comparisons). CE_NOTCONST sets *culprit to the first non-constant node (no report);
@@ -191,16 +199,15 @@ SVal sema_cast(Sema *s, SVal x, const Type *to, SrcLoc loc);
 const Type *sema_index_type(Sema *s, SVal *v);
 /* A binary operator on lowered operands (also used by compound assignment). */
 SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcLoc loc);
-/* "cannot VERB A and B" for a binary op. */
-void sema_op_mismatch(Sema *s, AstOp op, const Type *a, const Type *b, SrcLoc loc);
 
 /* --- sema_stmt.c -------------------------------------------------------------------------- */
-void sema_block(Sema *s, const Ast *block, bool new_scope);
-/* The body of a kernel or fn: its statements in the current scope; `return` only last.
- * Returns the returned expression's value (kind SV_POISON with type NULL when none). */
+/* The statements of a kernel or fn body, in the current scope; `return` is allowed only as the
+ * last one. Returns whether it ends in `return`, with *ret its value (SV_VOID for `return;`) and
+ * *ret_stmt the statement. */
 bool sema_body(Sema *s, const Ast *body, SVal *ret, const Ast **ret_stmt);
 
 /* --- sema_builtins.c ---------------------------------------------------------------------- */
+/* Whether name is a builtin function. */
 bool sema_is_builtin(const char *name);
 /* Lowers a call to a builtin; false when name is not one. */
 bool sema_builtin_call(Sema *s, const Ast *call, SVal *out);
@@ -209,13 +216,15 @@ int sema_builtin_count(void);
 const char *sema_builtin_name(int i);
 
 /* --- sema_memory.c ------------------------------------------------------------------------ */
-/* args[] are the bound arguments of the builtin (NULL when absent). */
+/* The builtins load/store/atomic_add, given their bound arguments (NULL when absent); the pointer
+ * may be a view access x[i, j]. store returns SV_VOID. */
 SVal sema_load(Sema *s, const Ast *call, const Ast *ptr, const Ast *mask, const Ast *other);
 SVal sema_store(Sema *s, const Ast *call, const Ast *ptr, const Ast *value, const Ast *mask);
 SVal sema_atomic_add(Sema *s, const Ast *call, const Ast *ptr, const Ast *value, const Ast *mask);
 /* x[i, j] as a value: view_load with bounds. */
 SVal sema_view_load(Sema *s, const Ast *index, Symbol *view);
-/* x[i, j] = v (v already lowered); op is the compound operator or BIN_NONE. */
+/* The assignment statement `x[i, j] op= v` (op BIN_NONE for `=`): view_store, after a view_load
+ * for a compound op; the indices are lowered once. */
 void sema_view_assign(Sema *s, const Ast *stmt, Symbol *view);
 /* The view symbol when e is `NAME[...]` with NAME a tensor view, else NULL (no report). */
 Symbol *sema_view_of(Sema *s, const Ast *e);
@@ -227,8 +236,10 @@ bool sema_user_call(Sema *s, const Ast *call, SVal *out);
 void sema_check_fn(Sema *s, int decl_index);
 
 /* --- sema_kernel.c ------------------------------------------------------------------------ */
+/* Lowers kernel k into a FUNC_KERNEL of the current module. */
 void sema_lower_kernel(Sema *s, const AstDecl *k);
+/* v0: checks a graph's parameter and result types (and const defaults); emits nothing. */
 void sema_check_graph(Sema *s, const AstDecl *g);
-/* Reports -D names that match no const parameter and -D values of the wrong kind. */
+/* Reports -D names that match no const parameter (values are checked where they are used). */
 void sema_check_defines(Sema *s);
 #endif

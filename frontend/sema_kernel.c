@@ -41,11 +41,11 @@ static bool int_fits(int64_t v, const Type *t) {
 }
 
 /* The kind of value a const of type t (NULL: dtype) takes, for messages. */
-static const char *kind_text(const Type *t) {
+static const char *kind_text(Sema *s, const Type *t) {
     if (!t) return "a dtype such as f16";
     if (ir_type_is_bool(t)) return "true or false";
     if (ir_type_is_float(t)) return "a number";
-    return "an integer";
+    return arena_printf(s->tmp, "an integer that fits in %s", sema_tstr(s, t));
 }
 
 /* Parses a -D value for a const of type t (NULL: dtype). */
@@ -99,41 +99,36 @@ static const SemaDefine *find_define(Sema *s, const char *name) {
 }
 
 void sema_check_defines(Sema *s) {
-    SrcLoc none = {0};
     for (int i = 0; i < s->opt->ndefines; i++) {
         const SemaDefine *def = &s->opt->defines[i];
         if (!def->name || find_define(s, def->name) != def) continue;
-        const AstParam *match = NULL;
+        bool found = false;
         PtrVec cands = {0};
         for (int k = 0; k < s->ndecls; k++)
             for (int j = 0; j < s->decls[k]->nparams; j++) {
                 const AstParam *p = s->decls[k]->params[j];
                 if (p->kind != PARAM_CONST || !p->name) continue;
                 ptrvec_push(&cands, (void *)p->name);
-                if (!match && strcmp(p->name, def->name) == 0) match = p;
+                found |= strcmp(p->name, def->name) == 0;
             }
-        if (!match) {
-            const char *best = diag_closest(def->name, (const char *const *)cands.items, cands.len);
-            if (best)
-                diag_error(s->d, none, "-D %s: no const parameter named '%s'; did you mean '%s'?", def->name, def->name, best);
-            else
-                diag_error(s->d, none, "-D %s: no const parameter named '%s'", def->name, def->name);
-        } else {
-            const Type *t, *dt;
-            bool is_dtype;
-            SVal v;
-            Symbol *saved = s->fr.scope;
-            s->fr.scope = NULL;
-            if (const_type(s, match, &t, &is_dtype, false) &&
-                !parse_define(s, def->value ? def->value : "", t, &v, &dt)) {
-                diag_error(s->d, none, "-D %s=%s: const parameter '%s' takes %s", def->name, def->value ? def->value : "",
-                           def->name, is_dtype ? kind_text(NULL) : kind_text(t));
-                diag_note(s->d, match->loc, "'%s' declared here", def->name);
-            }
-            s->fr.scope = saved;
-        }
+        const char *best = found ? NULL : diag_closest(def->name, (const char *const *)cands.items, cands.len);
+        if (!found && best)
+            diag_error(s->d, (SrcLoc){0}, "-D %s: no const parameter named '%s'; did you mean '%s'?", def->name,
+                       def->name, best);
+        else if (!found)
+            diag_error(s->d, (SrcLoc){0}, "-D %s: no const parameter named '%s'", def->name, def->name);
         ptrvec_free(&cands);
     }
+}
+
+/* A -D value that does not suit its const: reported once per -D, at the first const it sets. */
+static void bad_define(Sema *s, const SemaDefine *def, const AstParam *p, const Type *t, bool is_dtype) {
+    int i = (int)(def - s->opt->defines);
+    if (s->define_reported[i]) return;
+    s->define_reported[i] = true;
+    diag_error(s->d, (SrcLoc){0}, "-D %s=%s: const parameter '%s' takes %s", def->name, def->value ? def->value : "",
+               def->name, is_dtype ? kind_text(s, NULL) : kind_text(s, t));
+    diag_note(s->d, p->loc, "'%s' declared here", def->name);
 }
 
 /* --------------------------------------------------------- const params */
@@ -172,7 +167,7 @@ static bool const_default(Sema *s, const AstParam *p, const Type *t, SVal *val, 
             return false;
         }
     }
-    if (!ok) diag_error(s->d, p->dflt->loc, "the default of '%s' must be %s", p->name, kind_text(t));
+    if (!ok) diag_error(s->d, p->dflt->loc, "the default of '%s' must be %s", p->name, kind_text(s, t));
     return ok;
 }
 
@@ -194,7 +189,8 @@ static void bind_consts(Sema *s, const AstDecl *decl, Func *f) {
         SVal v = sema_poison(t);
         const SemaDefine *def = find_define(s, p->name);
         if (ok && def) {
-            ok = parse_define(s, def->value ? def->value : "", t, &v, &dtype); /* reported by sema_check_defines */
+            ok = parse_define(s, def->value ? def->value : "", t, &v, &dtype);
+            if (!ok) bad_define(s, def, p, t, is_dtype);
         } else if (ok && p->dflt) {
             ok = const_default(s, p, t, &v, &dtype);
         } else if (ok) {
@@ -230,7 +226,7 @@ static const Type *value_param_type(Sema *s, const AstParam *p) {
 
 /* view_dim for each shape symbol, at the first view that names it. */
 static void view_dims(Sema *s, const AstParam *p, Symbol *view) {
-    for (int k = 0; k < p->type->ndims; k++) {
+    for (int k = 0; p->type->dims && k < p->type->ndims; k++) {
         const Ast *dim = p->type->dims[k];
         if (!dim) continue;
         if (dim->kind == AST_INT) {
@@ -243,9 +239,11 @@ static void view_dims(Sema *s, const AstParam *p, Symbol *view) {
             continue;
         }
         Symbol *sym = sema_lookup(s, dim->name);
-        if (sym && (sym->kind == SYM_SHAPE || sym->kind == SYM_CONST)) continue;
+        bool int_const = sym && sym->kind == SYM_CONST &&
+                         (sym->val.kind == SV_POISON || (!sym->val.is_float && ir_type_is_int(sym->val.type)));
+        if (sym && (sym->kind == SYM_SHAPE || int_const)) continue;
         if (sym) {
-            diag_error(s->d, dim->loc, "'%s' cannot be a view dimension: use a literal, a const parameter or a new "
+            diag_error(s->d, dim->loc, "'%s' cannot be a view dimension: use a literal, an integer const parameter or a new "
                        "shape symbol", dim->name);
             diag_note(s->d, sym->loc, "'%s' declared here", dim->name);
             continue;

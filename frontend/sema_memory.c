@@ -42,8 +42,12 @@ static bool stored_value(Sema *s, SVal v, const Ast *e, const char *fname, const
                          const int64_t *dims, const Type *target_t, SVal *out) {
     if (v.kind == SV_POISON) return false;
     if (!sema_implicit_ok(s, v, elem)) {
-        diag_error(s->d, e->loc, "cannot %s %s through %s; convert the value with 'as %s'", fname,
-                   sema_tstr(s, v.type), sema_tstr(s, target_t), sema_tstr(s, elem));
+        if (strcmp(fname, "load") == 0)
+            diag_error(s->d, e->loc, "'other' of 'load' has type %s, which does not convert implicitly to %s",
+                       sema_tstr(s, v.type), sema_tstr(s, elem));
+        else
+            diag_error(s->d, e->loc, "cannot %s %s through %s; convert the value with 'as %s'", fname,
+                       sema_tstr(s, v.type), sema_tstr(s, target_t), sema_tstr(s, elem));
         return false;
     }
     v = sema_convert(s, v, elem, e->loc);

@@ -5,6 +5,7 @@
 #include "sema_internal.h"
 
 static void stmt(Sema *s, const Ast *st);
+static void block(Sema *s, const Ast *b, bool new_scope);
 
 static const char *ir_name(Sema *s, const char *name) { return arena_strdup(s->m->arena, name); }
 
@@ -263,7 +264,7 @@ static void for_stmt(Sema *s, const Ast *st) {
         sym->val = sema_val(ir_block_add_arg(s->m, body, sym->type, ir_name(s, sym->name)));
     }
     if (st->name) sema_declare(s, st->name, SYM_LOOPVAR, st->loc)->val = sema_val(iv);
-    if (st->body) sema_block(s, st->body, false);
+    if (st->body) block(s, st->body, false);
     yield_carried(s, &ps.carried, st->loc);
     sema_scope_pop(s);
     s->fr.b = saved;
@@ -298,7 +299,7 @@ static void if_stmt(Sema *s, const Ast *st) {
         for (int i = 0; i < ps.carried.len; i++) ((Symbol *)ps.carried.items[i])->val = before[i];
         const Ast *branch = r == 0 ? st->body : st->els;
         if (branch && branch->kind == AST_BLOCK)
-            sema_block(s, branch, true);
+            block(s, branch, true);
         else if (branch)
             stmt(s, branch);
         yield_carried(s, &ps.carried, branch ? branch->loc : st->loc);
@@ -319,7 +320,7 @@ static void stmt(Sema *s, const Ast *st) {
     case AST_ASSIGN: assign(s, st); break;
     case AST_FOR: for_stmt(s, st); break;
     case AST_IF: if_stmt(s, st); break;
-    case AST_BLOCK: sema_block(s, st, true); break;
+    case AST_BLOCK: block(s, st, true); break;
     case AST_RETURN:
         if (st->lhs) sema_expr(s, st->lhs);
         diag_error(s->d, st->loc, "'return' may only be the last statement of a function body (v0 restriction)");
@@ -329,13 +330,13 @@ static void stmt(Sema *s, const Ast *st) {
     }
 }
 
-void sema_block(Sema *s, const Ast *block, bool new_scope) {
-    if (!block) return;
+static void block(Sema *s, const Ast *b, bool new_scope) {
+    if (!b) return;
     if (new_scope) sema_scope_push(s);
-    if (block->kind != AST_BLOCK)
-        stmt(s, block);
+    if (b->kind != AST_BLOCK)
+        stmt(s, b);
     else
-        for (int i = 0; i < block->nargs; i++) stmt(s, block->args[i]);
+        for (int i = 0; i < b->nargs; i++) stmt(s, b->args[i]);
     if (new_scope) sema_scope_pop(s);
 }
 

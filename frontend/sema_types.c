@@ -15,7 +15,12 @@ const Type *sema_type_name(Sema *s, const char *name) {
 }
 
 static void unknown_type(Sema *s, const char *name, SrcLoc loc) {
+    if (!name) {
+        diag_error(s->d, loc, "expected a type name");
+        return;
+    }
     Symbol *sym = sema_lookup(s, name);
+    if (sym && sym->kind == SYM_DTYPE) return; /* its value was already reported as bad */
     if (sym) {
         diag_error(s->d, loc, "'%s' is not a type", name);
         return;
@@ -49,7 +54,7 @@ const Type *sema_resolve_type(Sema *s, const AstType *t) {
     switch (t->kind) {
     case AT_NAME: {
         const Type *ty = sema_type_name(s, t->name);
-        if (!ty && t->name) unknown_type(s, t->name, t->loc);
+        if (!ty) unknown_type(s, t->name, t->loc);
         return ty;
     }
     case AT_PTR: {
@@ -75,7 +80,7 @@ const Type *sema_resolve_type(Sema *s, const AstType *t) {
         int64_t dims[SEMA_MAX_RANK];
         const char *sym[SEMA_MAX_RANK];
         for (int i = 0; i < t->ndims; i++) {
-            const Ast *dim = t->dims[i];
+            const Ast *dim = t->dims ? t->dims[i] : NULL;
             sym[i] = NULL;
             dims[i] = -1;
             if (dim && dim->kind == AST_INT) {

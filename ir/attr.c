@@ -98,7 +98,7 @@ void ir_attr_print(const Attr *a, StrBuf *sb) {
     case ATTR_FLOAT: print_float(a->f, sb); break;
     case ATTR_BOOL: sb_puts(sb, a->i ? "true" : "false"); break;
     case ATTR_STRING: ir_text_print_quoted(a->s, sb); break;
-    case ATTR_KEYWORD: sb_puts(sb, a->s ? a->s : ""); break;
+    case ATTR_KEYWORD: ir_text_print_name(a->s, sb); break; /* quoted (read back as a string) if not an identifier */
     case ATTR_SYMBOL:
         sb_putc(sb, '@');
         ir_text_print_name(a->s, sb);
@@ -126,7 +126,8 @@ bool ir_text_is_name_char(char c) {
 }
 
 bool ir_text_is_plain_name(const char *s) {
-    if (!s || !*s) return false;
+    /* Must lex as one identifier: a leading digit would read as a number. */
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
     for (const char *p = s; *p; p++)
         if (!ir_text_is_name_char(*p)) return false;
     return true;

@@ -30,12 +30,9 @@ static void advance(Lexer *lx, int n) {
 }
 
 static IrToken *push(Lexer *lx, IrTok k, const char *start, int line, int col) {
-    if (lx->n == lx->cap) {
-        int cap = lx->cap ? lx->cap * 2 : 256;
-        IrToken *t = arena_calloc(lx->a, (size_t)cap, sizeof *t);
-        if (lx->n) memcpy(t, lx->toks, (size_t)lx->n * sizeof *t);
-        lx->toks = t;
-        lx->cap = cap;
+    if (lx->n == lx->cap) { /* malloc'd, not arena: a doubling array would leave its old copies there */
+        lx->cap = lx->cap ? lx->cap * 2 : 256;
+        lx->toks = xrealloc(lx->toks, (size_t)lx->cap * sizeof *lx->toks);
     }
     IrToken *t = &lx->toks[lx->n++];
     *t = (IrToken){.kind = k, .nl_before = lx->nl, .line = line, .col = col, .text = start,

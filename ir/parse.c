@@ -7,6 +7,7 @@
 #include "irtext.h"
 #include "maps.h"
 #include <limits.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -26,9 +27,11 @@ typedef struct Parser {
     const char *file;    /* filename, copied into the module arena (SrcLoc.file of text positions) */
     int depth;
     bool failed;
+    bool eof_reported;   /* one "found end of input" is enough: the enclosing levels say the same */
     IrStrMap names;      /* per function: value name -> Binding* */
     PtrVec scope;        /* Binding*s in definition order; a scope is a length to pop back to */
     IrStrMap files;      /* loc("file") names -> module-arena copies */
+    IrStrMap funcs;      /* function name -> Func*, for redefinition checks */
     Value *poison;       /* stands for values that failed to parse, to avoid cascades */
 } Parser;
 
@@ -70,7 +73,11 @@ static void error_at(Parser *p, const IrToken *t, const char *fmt, ...) {
 static void expected(Parser *p, const char *what) {
     IrToken *t = peek(p);
     if (t->kind == TK_ERROR) error_at(p, t, "%s", t->str);
-    else if (t->kind == TK_EOF) error_at(p, t, "expected %s, found end of input", what);
+    else if (t->kind == TK_EOF) {
+        if (p->eof_reported) p->failed = true;
+        else error_at(p, t, "expected %s, found end of input", what);
+        p->eof_reported = true;
+    }
     else error_at(p, t, "expected %s, found '%.*s'", what, t->len > 40 ? 40 : t->len, t->text);
 }
 
@@ -83,19 +90,33 @@ static bool expect(Parser *p, IrTok k) {
     return false;
 }
 
-/* Skips the rest of the current op: up to the next token that starts a line outside any braces
- * opened while skipping, or a '}' closing the enclosing block (left for the caller). */
+/* Brace depth change of token i for recovery. Only region braces count: a region's '{' ends its
+ * line and its '}' starts one (in printed text, and in any sane hand-written text), while an
+ * attribute dictionary opens and closes on one line. So an attribute dictionary left open by an
+ * error (an unterminated string) does not make recovery swallow the rest of the function. */
+static int brace_delta(Parser *p, int i) {
+    IrToken *t = &p->toks[i];
+    if (t->kind == TK_LBRACE && i + 1 < p->ntok && (p->toks[i + 1].nl_before || p->toks[i + 1].kind == TK_EOF))
+        return 1;
+    if (t->kind == TK_RBRACE && t->nl_before) return -1;
+    return 0;
+}
+
+/* Skips the rest of the op that began at token `start`: its regions too (the braces it opened,
+ * counted from its start), up to the next line at the op's level, or a '}' that closes the
+ * enclosing block (left for the caller). */
 static void skip_op(Parser *p, int start) {
     int depth = 0;
+    for (int i = start; i < p->pos; i++) {
+        depth += brace_delta(p, i);
+        if (depth < 0) depth = 0;
+    }
     while (!at(p, TK_EOF)) {
         IrToken *t = peek(p);
-        if (p->pos > start && depth == 0 && t->nl_before) return;
-        if (t->kind == TK_RBRACE) {
-            if (depth == 0) return;
-            depth--;
-        } else if (t->kind == TK_LBRACE) {
-            depth++;
-        }
+        int delta = brace_delta(p, p->pos);
+        if (depth == 0 && p->pos > start && t->nl_before) return;
+        if (depth == 0 && delta < 0) return;
+        depth += delta;
         next(p);
     }
 }
@@ -335,29 +356,50 @@ static bool parse_attr_dict(Parser *p, PtrVec *names, PtrVec *vals) {
         next(p);
         return true;
     }
+    IrStrMap seen = {0};
+    bool ok = false;
     for (;;) {
         IrToken *n = peek(p);
         if (n->kind != TK_IDENT && n->kind != TK_STRING) {
             expected(p, "an attribute name");
-            return false;
+            break;
         }
         next(p);
-        for (int i = 0; i < names->len; i++)
-            if (!strcmp(names->items[i], n->str)) {
-                error_at(p, n, "duplicate attribute '%s'", n->str);
-                return false;
-            }
-        if (!expect(p, TK_EQ)) return false;
+        int dup;
+        ir_smap_get(&seen, n->str, &dup);
+        if (dup) {
+            error_at(p, n, "duplicate attribute '%s'", n->str);
+            break;
+        }
+        ir_smap_put(&seen, n->str, NULL);
+        if (!expect(p, TK_EQ)) break;
         Attr *a = parse_attr(p);
-        if (!a) return false;
+        if (!a) break;
         ptrvec_push(names, (void *)n->str);
         ptrvec_push(vals, a);
         if (at(p, TK_RBRACE)) {
             next(p);
-            return true;
+            ok = true;
+            break;
         }
-        if (!expect(p, TK_COMMA)) return false;
+        if (!expect(p, TK_COMMA)) break;
     }
+    ir_smap_free(&seen);
+    return ok;
+}
+
+static int cmp_named(const void *a, const void *b) {
+    return strcmp(((const NamedAttr *)a)->name, ((const NamedAttr *)b)->name);
+}
+
+/* The parsed dictionary as a NamedAttr array sorted by name (one sort, not n sorted inserts, so
+ * a huge dictionary costs n log n). Names are unique, checked while parsing. */
+static NamedAttr *sorted_attrs(Parser *p, const PtrVec *names, const PtrVec *vals) {
+    if (!names->len) return NULL;
+    NamedAttr *na = arena_calloc(p->m->arena, (size_t)names->len, sizeof *na);
+    for (int i = 0; i < names->len; i++) na[i] = (NamedAttr){arena_strdup(p->m->arena, names->items[i]), vals->items[i]};
+    qsort(na, (size_t)names->len, sizeof *na, cmp_named);
+    return na;
 }
 
 /* An op's '{' starts an attribute dictionary (not a region) when followed by NAME '='. */
@@ -394,7 +436,7 @@ static bool parse_loc(Parser *p, SrcLoc *out) {
     IrToken *c = peek(p);
     if (!expect(p, TK_INT)) return false;
     if (l->ival < 0 || l->ival > INT_MAX || c->ival < 0 || c->ival > INT_MAX) {
-        error_at(p, l, "location line or column out of range");
+        error_at(p, l->ival < 0 || l->ival > INT_MAX ? l : c, "location line or column out of range");
         return false;
     }
     *out = (SrcLoc){intern_file(p, f->str), (int)l->ival, (int)c->ival, 0};
@@ -528,7 +570,8 @@ static bool parse_op_rest(Parser *p, OpParts *o, Block *b) {
         op->regions[i].block = rb;
         rb->parent = &op->regions[i];
     }
-    for (int i = 0; i < o->attr_names.len; i++) ir_op_set_attr(p->m, op, o->attr_names.items[i], o->attr_vals.items[i]);
+    op->attrs = sorted_attrs(p, &o->attr_names, &o->attr_vals);
+    op->num_attrs = o->attr_names.len;
     for (int i = 0; i < o->results.len; i++) define(p, o->results.items[i], &op->results[i]);
     ir_block_append(b, op);
     return true;
@@ -613,7 +656,10 @@ static bool parse_func_header(Parser *p, Func *f) {
         next(p);
         PtrVec names = {0}, vals = {0};
         bool ok = parse_attr_dict(p, &names, &vals);
-        for (int i = 0; ok && i < names.len; i++) ir_func_set_attr(p->m, f, names.items[i], vals.items[i]);
+        if (ok) {
+            f->attrs = sorted_attrs(p, &names, &vals);
+            f->num_attrs = names.len;
+        }
         ptrvec_free(&names);
         ptrvec_free(&vals);
         if (!ok) return false;
@@ -622,11 +668,17 @@ static bool parse_func_header(Parser *p, Func *f) {
     return expect(p, TK_LBRACE);
 }
 
-/* Skips to the next function header (or the module's closing brace) after a broken one. */
+/* Skips a function whose header is broken: its body (region braces balanced) up to the next
+ * function header, or the '}' that closes the module (left for the caller). */
 static void skip_to_func(Parser *p) {
-    next(p);
-    while (!at(p, TK_EOF) && !at_func_start(p) && !(at(p, TK_RBRACE) && peek(p)->nl_before && peek(p)->col == 1))
+    int start = p->pos, depth = 0;
+    while (!at(p, TK_EOF)) {
+        if (p->pos > start && depth == 0 && at_func_start(p)) return;
+        int delta = brace_delta(p, p->pos);
+        if (depth + delta < 0) return;
+        depth += delta;
         next(p);
+    }
 }
 
 static void parse_func(Parser *p) {
@@ -646,12 +698,13 @@ static void parse_func(Parser *p) {
         skip_to_func(p);
         return;
     }
-    Func *prev = ir_func_find(p->m, name->str);
+    Func *prev = ir_smap_get(&p->funcs, name->str, NULL);
     if (prev) {
         error_at(p, name, "redefinition of function '@%s'", name->str);
         if (prev->loc.file) diag_note(p->d, prev->loc, "previous definition of '@%s' is here", name->str);
     }
     Func *f = ir_func_new(p->m, kind, name->str, tok_loc(p, name));
+    if (!prev) ir_smap_put(&p->funcs, name->str, f);
     p->names = (IrStrMap){0};
     p->scope.len = 0;
     if (parse_func_header(p, f)) {
@@ -695,7 +748,9 @@ IrModule *ir_parse(const char *filename, const char *text, DiagEngine *d) {
             }
     ir_smap_free(&p.names);
     ir_smap_free(&p.files);
+    ir_smap_free(&p.funcs);
     ptrvec_free(&p.scope);
+    free(p.toks);
     arena_free(p.scratch);
     if (p.failed) {
         ir_module_free(p.m);

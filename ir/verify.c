@@ -23,7 +23,8 @@ void ir_verr(Verifier *v, const Op *op, const char *fmt, ...) {
         vsnprintf(buf, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
         sb_puts(&msg, buf);
         free(buf);
-        if (op) {
+        /* Printing an op names its whole function: bounded, so hostile input stays linear. */
+        if (op && v->costly++ < VERIFY_COSTLY_MAX) {
             ir_print_op(op, &text, NULL);
             const char *t = sb_str(&text);
             const char *nl = strchr(t, '\n');
@@ -221,16 +222,38 @@ static void verify_func_in(Verifier *v, Func *f) {
     }
 }
 
+Func *ir_verify_find_func(Verifier *v, const char *name) {
+    if (!v->funcs.cap) {
+        for (Func *f = v->m->first; f; f = f->next) {
+            int have;
+            ir_smap_get(&v->funcs, f->name, &have);
+            if (!have) ir_smap_put(&v->funcs, f->name, f);
+        }
+        if (!v->funcs.cap) return NULL; /* no functions at all */
+    }
+    return ir_smap_get(&v->funcs, name, NULL);
+}
+
+/* One verifier per module: the function table and the budget of costly messages are shared by
+ * its functions; the dominance state is per function. */
+static int verify_one(Verifier *v, Func *f) {
+    int before = v->errors;
+    verify_func_in(v, f);
+    ir_pmap_free(&v->state);
+    ptrvec_free(&v->scope);
+    return v->errors - before;
+}
+
 int ir_verify_func(Func *f, DiagEngine *d) {
     Verifier v = {.m = f->module, .d = d};
-    verify_func_in(&v, f);
-    ir_pmap_free(&v.state);
-    ptrvec_free(&v.scope);
-    return v.errors;
+    int n = verify_one(&v, f);
+    ir_smap_free(&v.funcs);
+    return n;
 }
 
 int ir_verify_module(IrModule *m, DiagEngine *d) {
     int errors = 0;
+    Verifier v = {.m = m, .d = d};
     IrStrMap seen = {0};
     for (Func *f = m->first; f; f = f->next) {
         if (f->module != m) {
@@ -244,8 +267,9 @@ int ir_verify_module(IrModule *m, DiagEngine *d) {
         } else {
             ir_smap_put(&seen, f->name, f);
         }
-        errors += ir_verify_func(f, d);
+        errors += verify_one(&v, f);
     }
+    ir_smap_free(&v.funcs);
     ir_smap_free(&seen);
     return errors;
 }

@@ -10,8 +10,11 @@ typedef struct Verifier {
     DiagEngine *d;
     Func *f;
     int errors;
+    int costly;      /* messages that printed an op or searched for a suggestion: each walks a whole
+                        function or module, so only the first few do (hostile input stays linear) */
     IrPtrMap state;  /* Value* -> VIS_* : which values an operand may name at this point */
     PtrVec scope;    /* values made visible, in order; a scope is popped back to a length */
+    IrStrMap funcs;  /* name -> Func* of the module (built on first use), for calls */
 } Verifier;
 
 /* Reports an error about op: at op->loc when it has one, else with the op's text in the message. */
@@ -22,4 +25,7 @@ const char *ir_vtype(Verifier *v, const Type *t);
  * terminators of for/if regions. Called only when operand, result and region counts are right
  * and every operand and result has a type. */
 void ir_verify_op_rules(Verifier *v, Op *op);
+enum { VERIFY_COSTLY_MAX = 20 }; /* diag's default error limit: later messages are not shown */
+/* The function of v's module named name (first of that name), or NULL. */
+Func *ir_verify_find_func(Verifier *v, const char *name);
 #endif

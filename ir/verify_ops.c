@@ -26,9 +26,9 @@ static bool same_shape(const Type *a, const Type *b) {
 }
 
 static const char *shape_str(Verifier *v, const Type *t) {
-    if (!is_tile(t)) return "scalar";
+    if (!is_tile(t)) return "scalar shape";
     StrBuf sb = {0};
-    sb_putc(&sb, '[');
+    sb_puts(&sb, "shape [");
     for (int i = 0; i < t->rank; i++) sb_printf(&sb, i ? ", %lld" : "%lld", (long long)t->dims[i]);
     sb_putc(&sb, ']');
     char *s = arena_strdup(v->m->arena, sb_str(&sb));
@@ -213,7 +213,7 @@ static void check_select(Verifier *v, Op *op) {
     if (a != b) ERR("'select' operand types differ: %s and %s", T(a), T(b));
     else if (!is_value(a) && !is_ptr(ir_type_elem(a))) ERR("'select' expects scalar or tile values, got %s", T(a));
     else if (!is_bool_elem(c) || !same_shape(c, a))
-        ERR("'select' condition must be i1 of the values' shape %s, got %s", shape_str(v, a), T(c));
+        ERR("'select' condition must be i1 of the values' %s, got %s", shape_str(v, a), T(c));
     else if (RES(0) != a) ERR("'select' result type %s differs from its operand type %s", T(RES(0)), T(a));
 }
 
@@ -234,7 +234,7 @@ static void check_addptr(Verifier *v, Op *op) {
     const Type *p = OPND(0), *off = OPND(1);
     if (!pointee(p)) ERR("'addptr' base must be a pointer or a tile of pointers, got %s", T(p));
     else if (!is_int_elem(off) || !same_shape(p, off) || (!is_tile(off) && !ir_type_is_int(off)))
-        ERR("'addptr' offset must be an integer of the pointer's shape %s, got %s", shape_str(v, p), T(off));
+        ERR("'addptr' offset must be an integer of the pointer's %s, got %s", shape_str(v, p), T(off));
     else if (RES(0) != p) ERR("'addptr' result type %s differs from its base type %s", T(RES(0)), T(p));
 }
 
@@ -246,12 +246,12 @@ static bool check_access(Verifier *v, Op *op, const Type *val, int mi) {
         return false;
     }
     if (ir_type_elem(val) != pe || !same_shape(val, p)) {
-        ERR("'%s' through %s needs a value of element %s and shape %s, got %s", NAME, T(p), T(pe), shape_str(v, p),
+        ERR("'%s' through %s needs a value of element %s and %s, got %s", NAME, T(p), T(pe), shape_str(v, p),
             T(val));
         return false;
     }
     if (mi < op->num_operands && (!is_bool_elem(OPND(mi)) || !same_shape(OPND(mi), p))) {
-        ERR("'%s' mask must be i1 of shape %s, got %s", NAME, shape_str(v, p), T(OPND(mi)));
+        ERR("'%s' mask must be i1 of %s, got %s", NAME, shape_str(v, p), T(OPND(mi)));
         return false;
     }
     return true;
@@ -339,14 +339,14 @@ static void check_view_access(Verifier *v, Op *op) {
     if (!shape) return;
     const Type *val = load ? RES(0) : OPND(1);
     if (ir_type_elem(val) != vt->elem || !same_shape(val, shape)) {
-        ERR("'%s' value must have element %s and the indices' shape %s, got %s", NAME, T(vt->elem),
+        ERR("'%s' value must have element %s and the indices' %s, got %s", NAME, T(vt->elem),
             shape_str(v, shape), T(val));
         return;
     }
     if (extra >= 1) {
         const Type *mask = OPND(first + r);
         if (!is_bool_elem(mask) || !same_shape(mask, shape))
-            ERR("'%s' mask must be i1 of shape %s, got %s", NAME, shape_str(v, shape), T(mask));
+            ERR("'%s' mask must be i1 of %s, got %s", NAME, shape_str(v, shape), T(mask));
     }
     if (extra == 2 && OPND(first + r + 1) != val)
         ERR("'view_load' other value must have the result type %s, got %s", T(val), T(OPND(first + r + 1)));
@@ -492,9 +492,15 @@ static void check_call(Verifier *v, Op *op) {
         ERR("'call' needs a 'callee' = @name attribute");
         return;
     }
-    Func *f = ir_func_find(v->m, a->s);
+    Func *f = ir_verify_find_func(v, a->s);
     if (!f) {
-        ERR("'call' to unknown function '@%s'", a->s);
+        PtrVec names = {0};
+        for (Func *g = v->m->first; g && v->costly < VERIFY_COSTLY_MAX; g = g->next) ptrvec_push(&names, (void *)g->name);
+        v->costly++;
+        const char *near = diag_closest(a->s, (const char *const *)names.items, names.len);
+        if (near) ERR("'call' to unknown function '@%s'; did you mean '@%s'?", a->s, near);
+        else ERR("'call' to unknown function '@%s'", a->s);
+        ptrvec_free(&names);
         return;
     }
     Block *params = f->body.block;

@@ -37,6 +37,7 @@ typedef struct PassManagerOptions {
     bool verify_each;           /* run the verifier after each pass (on in test builds and by default) */
     bool time_passes;           /* a table of wall times to `dump` at the end */
     const char *disable;        /* comma-separated pass names to skip */
+    bool check_roundtrip;       /* after each pass: print -> parse -> print must give the same text */
     FILE *dump;                 /* where --print-* and --time-passes output go (stderr by default) */
 } PassManagerOptions;
 
@@ -49,5 +50,9 @@ bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *
  * an error to d when parsing fails or the two texts differ. `what` names the point of the check
  * in the message ("after pass 'cse'", "after the frontend"). The pipeline calls this after every
  * pass when the environment has TILEC_CHECK_ROUNDTRIP=1. Returns true when the texts agree. */
+/* Reports every name in a comma-separated list that names no pass (with a did-you-mean);
+ * returns how many were bad. NULL or "" is a valid empty list. */
+int pass_check_names(const char *list, DiagEngine *d);
+
 bool pass_check_roundtrip(const IrModule *m, const char *what, DiagEngine *d);
 #endif

@@ -76,8 +76,16 @@ static int check_names(const Names *ns, DiagEngine *d) {
         if (near)
             diag_error(d, none, "unknown pass '%s'; did you mean '%s'?", ns->items[i], near);
         else
-            diag_error(d, none, "unknown pass '%s'", ns->items[i]);
+            diag_error(d, none, "unknown pass '%s' (tilec --list-passes shows them)", ns->items[i]);
     }
+    return bad;
+}
+
+int pass_check_names(const char *list, DiagEngine *d) {
+    Names ns;
+    names_split(list, &ns);
+    int bad = check_names(&ns, d);
+    names_free(&ns);
     return bad;
 }
 
@@ -100,11 +108,6 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static bool env_on(const char *name) {
-    const char *v = getenv(name);
-    return v && strcmp(v, "1") == 0;
 }
 
 /* The line (1-based) where a and b first differ, copying both lines into la/lb. */
@@ -194,7 +197,7 @@ bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *
               check_names(&disabled, d);
     bool ok = bad == 0;
     bool verify = opt->verify_each;
-    bool roundtrip = env_on("TILEC_CHECK_ROUNDTRIP");
+    bool roundtrip = opt->check_roundtrip;
     const char **tnames = xcalloc((size_t)pipe.n + 1, sizeof *tnames);
     double *tms = xcalloc((size_t)pipe.n + 1, sizeof *tms);
     int nt = 0;

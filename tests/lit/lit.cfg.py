@@ -28,7 +28,6 @@ config.substitutions.append(("%python", config.python))
 config.environment["TILEC_CHECK_ROUNDTRIP"] = "1"
 # FileCheck and `not` come from LLVM 19's bin directory.
 config.environment["PATH"] = os.path.dirname(config.filecheck) + os.pathsep + os.environ.get("PATH", "")
-config.environment["TILEC_VERIFY_EACH"] = "1"
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -240,6 +240,7 @@ static void test_attrs(void) {
         {ir_attr_bool(m, true), "true"},
         {ir_attr_string(m, "a\"b\n\x01"), "\"a\\\"b\\n\\x01\""},
         {ir_attr_keyword(m, "sum"), "sum"},
+        {ir_attr_keyword(m, "2d"), "\"2d\""}, /* not an identifier: quoted so it reads back */
         {ir_attr_symbol(m, "gelu"), "@gelu"},
         {ir_attr_symbol(m, "a b"), "@\"a b\""},
         {ir_attr_type(m, ir_type_scalar(m, TY_F16)), "!f16"},
