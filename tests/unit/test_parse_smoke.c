@@ -7,15 +7,7 @@
 #include <string.h>
 #include "frontend/ast.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 typedef struct Result {
     int errors;
@@ -60,7 +52,7 @@ static void expect_ast(const char *src, const char *want) {
     if (r.errors != 0 || strcmp(r.out, want) != 0) {
         fprintf(stderr, "AST mismatch for:\n%s\n--- got (%d errors):\n%s%s--- want:\n%s", src, r.errors, r.out,
                 r.diags, want);
-        failures++;
+        check_failed++;
     }
     result_free(&r);
 }
@@ -71,7 +63,7 @@ static void expect_errors(const char *src, int nerrors, const char *msg) {
     if (r.errors != nerrors || !contains(r.diags, msg)) {
         fprintf(stderr, "diagnostics mismatch for:\n%s\n--- got %d errors:\n%s--- want %d errors with '%s'\n", src,
                 r.errors, r.diags, nerrors, msg);
-        failures++;
+        check_failed++;
     }
     result_free(&r);
 }
@@ -232,7 +224,7 @@ static void test_deep(void) {
         Result r = run(src, false);
         if (r.errors < 1 || !contains(r.diags, "nesting too deep")) {
             fprintf(stderr, "deep case %zu: %d errors:\n%.400s\n", i, r.errors, r.diags);
-            failures++;
+            check_failed++;
         }
         result_free(&r);
         free(src);
@@ -252,10 +244,5 @@ int main(void) {
     test_ast();
     test_errors();
     test_deep();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    puts("test_parse_smoke: ok");
-    return 0;
+    return check_summary();
 }

@@ -5,16 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (cond) passed++;                                                      \
-        else {                                                                   \
-            failed++;                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                        \
-    } while (0)
+#include "check.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -807,6 +798,5 @@ int main(void) {
     test_pass_manager();
     test_roundtrip_check();
     test_verify_each();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_summary();
 }

@@ -7,15 +7,7 @@
 #include <string.h>
 #include "frontend/sema.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 typedef struct Result {
     IrModule *m;     /* NULL after errors */
@@ -159,6 +151,5 @@ int main(void) {
     test_errors_give_null();
     test_empty_and_null();
     test_instance_names();
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return check_summary();
 }

@@ -6,15 +6,7 @@
 #include <string.h>
 #include "frontend/sema.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 static Arena *A;
 static const SrcLoc L = {"m.tile", 1, 1, 1};
@@ -162,6 +154,5 @@ int main(void) {
     test_missing_decl_parts();
     test_sizes();
     arena_free(A);
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return check_summary();
 }

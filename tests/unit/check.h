@@ -1,0 +1,24 @@
+/* The one assertion macro of the C unit tests: CHECK(cond) counts a pass or reports
+ * file:line and the failed condition, and keeps going; check_summary() prints the closing line
+ * "N passed, M failed" (read by CI) and returns the process exit status. */
+#ifndef TILEC_TEST_CHECK_H
+#define TILEC_TEST_CHECK_H
+#include <stdio.h>
+
+static int check_passed, check_failed;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (cond) {                                                                  \
+            check_passed++;                                                          \
+        } else {                                                                     \
+            check_failed++;                                                          \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
+    } while (0)
+
+static inline int check_summary(void) {
+    printf("%d passed, %d failed\n", check_passed, check_failed);
+    return check_failed ? 1 : 0;
+}
+#endif
