@@ -99,29 +99,32 @@ void diag_report(DiagEngine *d, DiagLevel lvl, SrcLoc loc, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Optimal-string-alignment distance: insertions, deletions, substitutions and transpositions of
+ * adjacent characters each cost 1 (so "f23" -> "f32" is one edit, a common typo). */
 static int edit_distance(const char *a, const char *b) {
     size_t n = strlen(a), m = strlen(b);
     if (n > 64 || m > 64) return 1 << 20;
-    int row[65];
-    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    int d[65][65];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
     for (size_t i = 1; i <= n; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
         for (size_t j = 1; j <= m; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
     }
-    return row[m];
+    return d[n][m];
 }
 
 const char *diag_closest(const char *name, const char *const *cands, int n) {
-    int limit = (int)strlen(name) / 3;
-    if (limit < 1) limit = 1;
+    /* One edit in three characters at most; a one-letter name is never "close" to another one-letter
+     * name (every pair would be), so it gets no suggestion. */
+    int limit = ((int)strlen(name) + 1) / 3;
+    if (limit < 1) return NULL;
     const char *best = NULL;
     int best_d = limit + 1;
     for (int i = 0; i < n; i++) {

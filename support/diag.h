@@ -55,7 +55,8 @@ int diag_error_count(const DiagEngine *d);
 /* Stop printing (but keep counting) after this many errors; 0 = unlimited. Default 20. */
 void diag_set_error_limit(DiagEngine *d, int limit);
 
-/* The candidate closest to name by edit distance, or NULL when none is close enough
- * (distance <= max(1, strlen(name)/3)). For "did you mean 'x'?" notes. */
+/* The candidate closest to name by edit distance (with adjacent transpositions), or NULL when none
+ * is close enough: distance <= (strlen(name) + 1) / 3, so names of one letter get no suggestion.
+ * For "did you mean 'x'?" notes. */
 const char *diag_closest(const char *name, const char *const *cands, int n);
 #endif
