@@ -43,7 +43,7 @@ static bool int_fits(int64_t v, const Type *t) {
 /* The kind of value a const of type t (NULL: dtype) takes, for messages. */
 static const char *kind_text(Sema *s, const Type *t) {
     if (!t) return "a dtype such as f16";
-    if (ir_type_is_bool(t)) return "true or false";
+    if (ir_type_is_bool(t)) return "true or false (or 1 or 0)";
     if (ir_type_is_float(t)) return "a number";
     return arena_printf(s->tmp, "an integer that fits in %s", sema_tstr(s, t));
 }
