@@ -6,16 +6,57 @@
 #include "frontend/sema.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
+#include "backend/backend.h"
+#include <time.h>
 
 void tl_options_init(TlCompileOptions *opt) {
     memset(opt, 0, sizeof *opt);
     opt->emit = TL_EMIT_IR;
     opt->verify_each = true;
+    opt->target = TL_TARGET_NVPTX;
+    opt->opt_level = 3;
+    opt->num_warps = 4;
+    opt->fma = true;
     const char *rt = getenv("TILEC_CHECK_ROUNDTRIP");
     opt->check_roundtrip = rt && strcmp(rt, "1") == 0;
 }
 
-const char *tl_version(void) { return "tilec " TILEC_VERSION " (tile IR; LLVM 19 NVPTX backend planned)"; }
+const char *tl_version(void) { return "tilec " TILEC_VERSION " (LLVM 19; targets nvptx sm_80..sm_90a, host)"; }
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool emits_code(TlEmit e) { return e == TL_EMIT_LLVM || e == TL_EMIT_PTX || e == TL_EMIT_OBJ || e == TL_EMIT_META; }
+
+/* Target / emit / mcpu combinations, checked before anything is compiled (usage errors). */
+static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
+    if (!emits_code(opt->emit)) return true;
+    bool host = opt->target == TL_TARGET_HOST;
+    if (host && opt->emit == TL_EMIT_PTX) {
+        diag_error(d, NOLOC, "--emit=ptx needs --target=nvptx (the host target makes objects: --emit=obj)");
+        return false;
+    }
+    if (!host && opt->emit == TL_EMIT_OBJ) {
+        diag_error(d, NOLOC, "--emit=obj needs --target=host: NVPTX has no object files (use --emit=ptx; ptxas makes cubins)");
+        return false;
+    }
+    if (opt->mcpu && host) {
+        diag_error(d, NOLOC, "--mcpu=%s applies to --target=nvptx only", opt->mcpu);
+        return false;
+    }
+    if (opt->mcpu && !be_mcpu_supported(opt->mcpu)) {
+        diag_error(d, NOLOC, "unsupported --mcpu '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", opt->mcpu);
+        return false;
+    }
+    if (opt->num_warps < 1 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1))) {
+        diag_error(d, NOLOC, "num_warps must be a power of two from 1 to 32, got %d", opt->num_warps);
+        return false;
+    }
+    return true;
+}
 
 void tl_list_passes(FILE *f) {
     for (int i = 0; i < pass_registry_count; i++)
@@ -60,6 +101,11 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
     const char *file = diag_add_file(d, filename, text);
 
     if (!check_no_nul(d, file, text, len)) goto done;
+    if (!check_codegen_options(opt, d)) {
+        status = TL_ERR_USAGE;
+        goto done;
+    }
+    double t0 = now_ms();
 
     if (opt->emit == TL_EMIT_TOKENS || opt->emit == TL_EMIT_AST) {
         if (is_ir) {
@@ -89,6 +135,12 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             }
             if (!pipeline) pipeline = PASS_DEFAULT_PIPELINE;
         }
+        if (opt->time_passes) fprintf(dout, "frontend (%s): %.3f ms\n", is_ir ? "IR parser" : "parse + sema", now_ms() - t0);
+        /* Code generation appends the layout pipeline to whatever ran before. */
+        if (emits_code(opt->emit)) {
+            const char *cg = opt->fma ? PASS_CODEGEN_PIPELINE : PASS_CODEGEN_PIPELINE_NO_FMA;
+            pipeline = arena_printf(arena, "%s%s%s", pipeline, *pipeline ? "," : "", cg);
+        }
         if (!m || diag_error_count(d)) goto done;
         /* Unknown pass names are usage errors, reported before anything runs. */
         if (pass_check_names(pipeline, d) + pass_check_names(opt->print_before, d) +
@@ -114,13 +166,30 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             .check_roundtrip = opt->check_roundtrip,
             .dump = dout,
         };
-        PassContext pc = {.diag = d};
+        PassContext pc = {.diag = d, .remarks = opt->remarks, .num_warps = opt->num_warps};
         if (!pass_run_pipeline(m, &pm, &pc)) {
             if (diag_error_count(d) == 0) diag_error(d, NOLOC, "pass pipeline failed");
             goto done;
         }
-        IrPrintOptions po = {.locations = opt->print_locations};
-        ir_print_module(m, &sb, &po);
+        if (emits_code(opt->emit)) {
+            BeOptions bo = {
+                .target = opt->target == TL_TARGET_HOST ? BE_TARGET_HOST : BE_TARGET_NVPTX,
+                .mcpu = opt->target == TL_TARGET_HOST ? NULL : (opt->mcpu ? opt->mcpu : "sm_90"),
+                .opt_level = opt->opt_level,
+                .debug = opt->debug == 2 ? BE_DEBUG_FULL : opt->debug == 1 ? BE_DEBUG_LINEINFO : BE_DEBUG_NONE,
+                .remarks = opt->remarks,
+                .time_out = opt->time_passes ? dout : NULL,
+            };
+            BeEmitKind ek = opt->emit == TL_EMIT_LLVM ? BE_EMIT_LLVM
+                          : opt->emit == TL_EMIT_PTX  ? BE_EMIT_PTX
+                          : opt->emit == TL_EMIT_OBJ  ? BE_EMIT_OBJ
+                                                      : BE_EMIT_META;
+            if (!be_compile(m, &bo, ek, d, &sb) && diag_error_count(d) == 0)
+                diag_error(d, NOLOC, "code generation failed");
+        } else {
+            IrPrintOptions po = {.locations = opt->print_locations};
+            ir_print_module(m, &sb, &po);
+        }
     }
     if (diag_error_count(d) == 0) {
         *out = finish(&sb, out_len);

@@ -2,6 +2,7 @@
  * comments in ops.def describe them. Operand/result/region counts are already checked. */
 #include "verify.h"
 #include <string.h>
+#include "layout.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -564,9 +565,155 @@ static void check_custom(Verifier *v, Op *op) {
     }
 }
 
+/* ------------------------------------------------------------ layouts */
+
+/* The layout rules of ir/layout.h, checked only where tile types carry layouts (IR before the
+ * layout pass has none and verifies as before). */
+
+/* What is wrong with the layout of tile type t, or NULL when it is well formed (of t's rank,
+ * spanning the function's num_warps). Messages name the tile "<what> #<idx> of '<owner>'". */
+static const char *layout_problem(Verifier *v, const Type *t, const char *what, int idx, const char *owner) {
+    Layout l;
+    bool parsed = layout_parse(t->layout, &l);
+    const Attr *nw = v->f ? ir_func_attr(v->f, "num_warps") : NULL;
+    if (parsed && l.rank == t->rank && !(nw && nw->kind == ATTR_INT && layout_num_warps(&l) != nw->i)) return NULL;
+    const char *who = arena_printf(v->m->arena, "%s #%d of '%s'", what, idx, owner);
+    if (!parsed)
+        return arena_printf(v->m->arena,
+                            "malformed layout '%s' on %s (expected #blocked<spt=[..],tpw=[..],wpc=[..],order=[..]> "
+                            "with power-of-two entries and 32 lanes per warp, or #slice<dim=k,parent=...>)",
+                            t->layout, who);
+    if (l.rank != t->rank)
+        return arena_printf(v->m->arena, "layout '%s' on %s describes rank-%d tiles, but %s has rank %d", t->layout,
+                            who, l.rank, T(t), t->rank);
+    return arena_printf(v->m->arena, "layout '%s' on %s spans %d warps, but '@%s' has num_warps = %lld", t->layout,
+                        who, layout_num_warps(&l), v->f->name, (long long)nw->i);
+}
+
+/* Only tiles that carry a layout are looked at, so IR without layouts costs nothing here. */
+static bool has_layout(const Type *t) { return is_tile(t) && t->layout; }
+
+/* The tiles op defines (results, region arguments; a function's parameters with its first op)
+ * have well-formed layouts; false after an error. */
+static bool check_layout_texts(Verifier *v, Op *op) {
+    const char *msg;
+    for (int i = 0; i < op->num_results; i++)
+        if (has_layout(RES(i)) &&
+            (msg = layout_problem(v, RES(i), "result", i, NAME))) {
+            ERR("%s", msg);
+            return false;
+        }
+    for (int r = 0; r < op->num_regions; r++)
+        for (int i = 0; i < op->regions[r].block->num_args; i++) {
+            const Type *t = op->regions[r].block->args[i]->type;
+            if (has_layout(t) &&
+                (msg = layout_problem(v, t, "region argument", i, NAME))) {
+                ERR("%s", msg);
+                return false;
+            }
+        }
+    Block *b = op->parent;
+    Func *f = !op->prev && b && b->parent ? b->parent->parent_func : NULL;
+    for (int i = 0; f && i < b->num_args; i++) {
+        const Type *t = b->args[i]->type;
+        if (has_layout(t) &&
+            (msg = layout_problem(v, t, "parameter", i, arena_printf(v->m->arena, "@%s", f->name)))) {
+            if (f->loc.file) {
+                diag_error(v->d, f->loc, "%s", msg);
+                v->errors++;
+            } else {
+                ERR("%s", msg);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Ops whose tile operands and results are the same elements in the same threads. */
+static bool layout_uniform(const Op *op) {
+    switch (op->kind) {
+    case OP_LOAD:
+    case OP_STORE:
+    case OP_ATOMIC_ADD:
+    case OP_VIEW_LOAD:
+    case OP_VIEW_STORE: return true;
+    default: return (ir_op_info[op->kind].traits & IR_TR_ELEMENTWISE) != 0;
+    }
+}
+
+/* The layout of a tile whose text was checked where it was defined (false: reported there). */
+static bool layout_of(const Type *t, Layout *l) {
+    memset(l, 0, sizeof *l);
+    return t->layout && layout_parse(t->layout, l);
+}
+
+static void check_layouts(Verifier *v, Op *op) {
+    if (!check_layout_texts(v, op)) return;
+    /* Operands and results: all with layouts or all without. */
+    const Type *with = NULL, *without = NULL;
+    for (int i = 0; i < op->num_operands + op->num_results; i++) {
+        const Type *t = i < op->num_operands ? OPND(i) : RES(i - op->num_operands);
+        if (!is_tile(t)) continue;
+        if (t->layout) with = with ? with : t;
+        else without = without ? without : t;
+    }
+    if (with && without) {
+        ERR("'%s' mixes tiles with and without layouts: %s and %s (run the layout pass on the whole kernel)", NAME,
+            T(without), T(with));
+        return;
+    }
+    if (!with) return;
+    Layout a, b;
+    switch (op->kind) {
+    case OP_EXPAND_DIMS: {
+        int axis = (int)ir_op_attr_int(op, "axis", -1);
+        if (!layout_of(OPND(0), &a) || !layout_of(RES(0), &b) || axis < 0 || axis >= b.rank) return;
+        Layout want = layout_slice(&b, axis);
+        if (!layout_equal(&a, &want))
+            ERR("'expand_dims' along axis %d needs its operand in the slice of the result's layout, %s; got %s", axis,
+                layout_str(v->m->arena, &want), OPND(0)->layout);
+        return;
+    }
+    case OP_BROADCAST:
+        if (layout_of(OPND(0), &a) && layout_of(RES(0), &b) && !layout_equal(&a, &b))
+            ERR("'broadcast' must keep the layout: operand %s, result %s", OPND(0)->layout, RES(0)->layout);
+        return;
+    case OP_REDUCE: {
+        if (!is_tile(RES(0))) return;
+        int axis = (int)ir_op_attr_int(op, "axis", -1);
+        if (!layout_of(OPND(0), &a) || !layout_of(RES(0), &b) || axis < 0 || axis >= a.rank) return;
+        Layout want = layout_slice(&a, axis);
+        if (!layout_equal(&b, &want))
+            ERR("'reduce' along axis %d gives the slice of its operand's layout, %s; the result has %s", axis,
+                layout_str(v->m->arena, &want), RES(0)->layout);
+        return;
+    }
+    default: break;
+    }
+    if (!layout_uniform(op)) return;
+    const Type *first = NULL;
+    for (int i = 0; i < op->num_operands + op->num_results; i++) {
+        const Type *t = i < op->num_operands ? OPND(i) : RES(i - op->num_operands);
+        if (!is_tile(t)) continue;
+        if (!first) {
+            first = t;
+            if (!layout_of(t, &a)) return;
+            continue;
+        }
+        if (!layout_of(t, &b)) return;
+        if (!layout_equal(&a, &b)) {
+            ERR("'%s' needs one layout for all its tiles: %s and %s", NAME, T(first), T(t));
+            return;
+        }
+    }
+}
+
 void ir_verify_op_rules(Verifier *v, Op *op) {
     IrRule rule = ir_op_info[op->kind].rule;
+    int before = v->errors;
     if (rule == IR_RULE_CUSTOM) check_custom(v, op);
     else if (rule == IR_RULE_CMP) rule_cmp(v, op);
     else rule_same(v, op, rule);
+    if (v->errors == before) check_layouts(v, op);
 }

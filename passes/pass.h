@@ -9,6 +9,7 @@
 typedef struct PassContext {
     DiagEngine *diag;
     bool remarks;        /* emit one remark per decision where a pass makes them */
+    int num_warps;       /* warps per CTA for kernels without a `num_warps` attribute (0 = 4) */
 } PassContext;
 
 #define PASS(name, entry, summary) bool pass_##entry(IrModule *m, PassContext *ctx);
@@ -27,6 +28,10 @@ const PassInfo *pass_find(const char *name);
 
 /* The default pipeline run by tilec when --passes is not given. */
 #define PASS_DEFAULT_PIPELINE "inline,canonicalize,constfold,cse,dce"
+/* Run after the default pipeline when code is generated (--emit=llvm|ptx|obj|meta): variants,
+ * FMA contraction (dropped with --fma=off), layouts, then clean-up. */
+#define PASS_CODEGEN_PIPELINE "specialize,fma-contract,layout,remove-converts,cse,dce"
+#define PASS_CODEGEN_PIPELINE_NO_FMA "specialize,layout,remove-converts,cse,dce"
 
 typedef struct PassManagerOptions {
     const char *pipeline;       /* comma-separated pass names */

@@ -18,7 +18,15 @@ typedef enum TlStatus {
     TL_ERR_IO = 3,      /* a file could not be read or written */
 } TlStatus;
 
-typedef enum TlEmit { TL_EMIT_TOKENS, TL_EMIT_AST, TL_EMIT_IR } TlEmit;
+typedef enum TlEmit {
+    TL_EMIT_TOKENS, TL_EMIT_AST, TL_EMIT_IR,
+    TL_EMIT_LLVM,   /* LLVM IR text of the generated kernels (after LLVM optimisation) */
+    TL_EMIT_PTX,    /* NVPTX only: kernel metadata as a // comment block, then PTX */
+    TL_EMIT_OBJ,    /* host only: an ELF object for the emulator, metadata in `tilec_metadata` */
+    TL_EMIT_META,   /* the kernel metadata alone (see backend/metadata.h) */
+} TlEmit;
+
+typedef enum TlTarget { TL_TARGET_NVPTX, TL_TARGET_HOST } TlTarget;
 
 typedef enum TlInputKind {
     TL_INPUT_AUTO, /* by file name: *.tir is IR text, anything else the tile language */
@@ -45,6 +53,14 @@ typedef struct TlCompileOptions {
     bool verify_each;      /* verifier after every pass (default on in the CLI) */
     bool check_roundtrip;  /* print -> parse -> print must give the same text, after every stage */
     const char *only;      /* compile only this kernel (and what it calls); NULL = all */
+    /* Code generation (emit LLVM/PTX/OBJ/META): */
+    TlTarget target;       /* default NVPTX */
+    const char *mcpu;      /* NVPTX: sm_80 | sm_86 | sm_89 | sm_90 | sm_90a; NULL = sm_90 */
+    int opt_level;         /* 0..3, default 3 */
+    int debug;             /* 0 none, 1 -lineinfo (PTX .loc lines, optimised code), 2 -g */
+    int num_warps;         /* warps per CTA (a power of two, 1..32), default 4 */
+    bool fma;              /* contract a*b+c to fma (default on, like nvcc -fmad=true) */
+    bool remarks;          /* print one remark per codegen/fusion decision */
     FILE *diag_out;        /* diagnostics and --print-* dumps; NULL = stderr */
 } TlCompileOptions;
 

@@ -31,3 +31,11 @@ config.environment["PATH"] = os.path.dirname(config.filecheck) + os.pathsep + os
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# ptxas checks: tests say `REQUIRES: ptxas` and lit reports them UNSUPPORTED (skipped, with the
+# reason in the summary) on machines without the CUDA toolkit.
+ptxas = getattr(config, "ptxas", "")
+if ptxas and os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("ptxas not found: PTX acceptance tests are skipped (install the CUDA toolkit)")

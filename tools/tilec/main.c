@@ -17,7 +17,16 @@ static void usage(FILE *f) {
           "options:\n"
           "  -o OUT                 write the output to OUT (atomically; nothing is written on error);\n"
           "                         default standard output\n"
-          "  --emit=tokens|ast|ir   what to print (default ir)\n"
+          "  --emit=KIND            what to print: tokens, ast, ir (default), llvm, ptx, obj (host\n"
+          "                         object for the emulator) or meta (the kernel metadata alone)\n"
+          "  --target=nvptx|host    code generation target (default nvptx)\n"
+          "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
+          "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
+          "  -lineinfo              PTX .loc lines back to the .tile source (optimised code)\n"
+          "  -g                     full debug info (a debug build of the kernel)\n"
+          "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
+          "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
+          "  --remarks              one remark per code generation decision (to stderr)\n"
           "  -D NAME=VALUE          set a const parameter (integer, float, true/false, or a dtype)\n"
           "  --kernel=NAME          compile only this kernel\n"
           "  --input=tile|ir        override the input kind guessed from the file name\n"
@@ -88,7 +97,18 @@ static int write_atomically(const char *path, const char *data, size_t len) {
 enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
     OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
+    OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_FMA, OPT_REMARKS,
 };
+
+/* Parses a whole decimal int in [lo, hi]. */
+static bool parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
 
 int main(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -106,6 +126,12 @@ int main(int argc, char **argv) {
         {"input", required_argument, 0, OPT_INPUT},
         {"help", no_argument, 0, OPT_HELP},
         {"version", no_argument, 0, OPT_VERSION},
+        {"target", required_argument, 0, OPT_TARGET},
+        {"mcpu", required_argument, 0, OPT_MCPU},
+        {"lineinfo", no_argument, 0, OPT_LINEINFO},
+        {"num-warps", required_argument, 0, OPT_NUM_WARPS},
+        {"fma", required_argument, 0, OPT_FMA},
+        {"remarks", no_argument, 0, OPT_REMARKS},
         {0, 0, 0, 0},
     };
     TlCompileOptions opt;
@@ -115,8 +141,11 @@ int main(int argc, char **argv) {
     int ndefs = 0, c;
     if (!defs) return TL_ERR_IO;
 
+    /* nvcc spells it -lineinfo with one dash; getopt would read that as -l -i -n ... */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-lineinfo")) argv[i] = "--lineinfo";
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:D:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:D:O:gh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': outpath = optarg; break;
         case 'D': {
@@ -134,8 +163,12 @@ int main(int argc, char **argv) {
             if (!strcmp(optarg, "tokens")) opt.emit = TL_EMIT_TOKENS;
             else if (!strcmp(optarg, "ast")) opt.emit = TL_EMIT_AST;
             else if (!strcmp(optarg, "ir")) opt.emit = TL_EMIT_IR;
+            else if (!strcmp(optarg, "llvm")) opt.emit = TL_EMIT_LLVM;
+            else if (!strcmp(optarg, "ptx")) opt.emit = TL_EMIT_PTX;
+            else if (!strcmp(optarg, "obj")) opt.emit = TL_EMIT_OBJ;
+            else if (!strcmp(optarg, "meta")) opt.emit = TL_EMIT_META;
             else {
-                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast or ir)\n", optarg);
+                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj or meta)\n", optarg);
                 free(defs);
                 return TL_ERR_USAGE;
             }
@@ -158,6 +191,42 @@ int main(int argc, char **argv) {
         case OPT_TIME: opt.time_passes = true; break;
         case OPT_NO_VERIFY: opt.verify_each = false; break;
         case OPT_KERNEL: opt.only = optarg; break;
+        case OPT_TARGET:
+            if (!strcmp(optarg, "nvptx")) opt.target = TL_TARGET_NVPTX;
+            else if (!strcmp(optarg, "host")) opt.target = TL_TARGET_HOST;
+            else {
+                fprintf(stderr, "tilec: error: unknown --target '%s' (expected nvptx or host)\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_MCPU: opt.mcpu = optarg; break; /* checked by tl_compile against the target */
+        case 'O':
+            if (!parse_int(optarg, 0, 3, &opt.opt_level)) {
+                fprintf(stderr, "tilec: error: -O expects 0, 1, 2 or 3, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case 'g': opt.debug = 2; break;
+        case OPT_LINEINFO: opt.debug = 1; break;
+        case OPT_NUM_WARPS:
+            if (!parse_int(optarg, 1, 32, &opt.num_warps) || (opt.num_warps & (opt.num_warps - 1))) {
+                fprintf(stderr, "tilec: error: --num-warps expects a power of two from 1 to 32, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_FMA:
+            if (!strcmp(optarg, "on")) opt.fma = true;
+            else if (!strcmp(optarg, "off")) opt.fma = false;
+            else {
+                fprintf(stderr, "tilec: error: --fma expects on or off, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_REMARKS: opt.remarks = true; break;
         case OPT_LIST:
             tl_list_passes(stdout);
             free(defs);

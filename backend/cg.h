@@ -1,0 +1,139 @@
+/* The code generator's per-kernel state and the helpers every lowering family shares.
+ * Private to backend/. One file per op family (STYLE.md): lower_elementwise.c, lower_memory.c,
+ * lower_control.c, lower_reduce.c, lower_dot.c, lower_convert.c; codegen.c walks the kernel and
+ * dispatches; emit.c owns the LLVM context, target machine, libdevice and emission.
+ *
+ * Lowered values (CgVal): an IR scalar is ONE LLVM value, uniform across the CTA (every scalar of
+ * the language is a program-level value); an IR tile is the registers this thread holds, in the
+ * register numbering of its layout (ir/layout.h): regs[i] is register i, n = nregs; an IR view is
+ * n = 1 + 2r values: base pointer, r sizes (i64), r strides (i64, elements).
+ * Register values have the element's STORAGE type (half for f16, bfloat for bf16, i1 for i1);
+ * arithmetic on f16/bf16 happens in f32 (cg_to_compute / cg_from_compute around each op).
+ */
+#ifndef TILEC_BACKEND_CG_H
+#define TILEC_BACKEND_CG_H
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+#include <stdbool.h>
+#include "../ir/ir.h"
+#include "../ir/layout.h"
+#include "../support/ptrmap.h"
+#include "axisinfo.h"
+#include "backend.h"
+#include "emit.h"
+#include "target.h"
+
+typedef struct CgVal {
+    int n;
+    LLVMValueRef *regs; /* cg->arena */
+} CgVal;
+
+/* One request for shared scratch (for the budget error, which names tiles and bytes). */
+typedef struct CgSmemUse {
+    const Op *op;
+    int64_t bytes;
+    const char *what;   /* e.g. "dot operands tile<f32>[32, 16] + tile<f32>[16, 64]" */
+} CgSmemUse;
+
+struct Cg {
+    Arena *arena;                 /* freed when the kernel is done */
+    BeLLVM *llvm;                 /* module-wide LLVM state (emit.h) */
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    const BeOptions *opt;
+    const BeTargetHooks *hooks;
+    DiagEngine *diag;
+    IrModule *ir;
+    Func *func;                   /* the kernel being lowered */
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry;
+    LLVMMetadataRef di_scope;     /* the kernel's DISubprogram, or NULL without debug info */
+    int num_warps;                /* from the kernel attribute num_warps */
+    LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
+    LLVMValueRef smem;            /* ptr addrspace(3), from hooks->shared_base */
+    int64_t smem_bytes;           /* max over smem_uses: all users share one region, separated by barriers */
+    PtrVec smem_uses;             /* CgSmemUse* */
+    PtrMap vals;                  /* Value* -> CgVal* */
+    AxisInfo *ax;                 /* contiguity/divisibility facts of this kernel */
+    bool failed;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
+    LLVMTypeRef t_gptr, t_sptr;   /* ptr addrspace(1), ptr addrspace(3) */
+};
+
+/* ---- values */
+/* The lowered value of v; reports an internal error (and returns a CgVal of 0 regs) when v was
+ * never lowered. */
+CgVal *cg_get(Cg *cg, Value *v);
+/* Binds v to n values (copied into the arena). */
+void cg_set(Cg *cg, Value *v, LLVMValueRef *regs, int n);
+/* Reports `error: ...` at op's location (or the kernel's when op is NULL) and marks cg failed. */
+void cg_error(Cg *cg, const Op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- types */
+LLVMTypeRef cg_storage_type(Cg *cg, const Type *scalar);  /* f16 -> half, bf16 -> bfloat, i1 -> i1 */
+LLVMTypeRef cg_compute_type(Cg *cg, const Type *scalar);  /* f16, bf16 -> float; else storage */
+/* Storage -> compute (fpext of half/bfloat) and back (fptrunc; bf16 through hooks->f32_to_bf16). */
+LLVMValueRef cg_to_compute(Cg *cg, LLVMValueRef v, const Type *scalar);
+LLVMValueRef cg_from_compute(Cg *cg, LLVMValueRef v, const Type *scalar);
+/* Scalar conversion with the language's `as` semantics (lang/SPEC.md 5.2): int<->int sign/zero
+ * extension or truncation, int<->float, float<->float (bf16 rounding through the hook), i1 from
+ * numbers as != 0. v has from's storage type; the result has to's storage type. */
+LLVMValueRef cg_convert(Cg *cg, LLVMValueRef v, const Type *from, const Type *to);
+/* The scalar arithmetic of an elementwise IR op on compute-typed values (used by reductions as
+ * well): ADD SUB MUL DIV REM FLOORDIV FLOORMOD MAX MIN (NaN-propagating llvm.maximum/minimum for
+ * floats) AND OR XOR SHL SHR. elem says signedness / float-ness. */
+LLVMValueRef cg_arith(Cg *cg, OpKind kind, LLVMValueRef a, LLVMValueRef b, const Type *elem);
+
+/* ---- constants and calls */
+LLVMValueRef cg_i32(Cg *cg, int64_t v);
+LLVMValueRef cg_i64(Cg *cg, int64_t v);
+/* An LLVM intrinsic by name ("llvm.maximum"), overloaded on the given types. */
+LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *overloads, int noverloads,
+                          LLVMValueRef *args, int nargs);
+/* A call to an external function, declared on first use (convergent: add the attribute and the
+ * memory(readwrite) effect, for emulator hooks). */
+LLVMValueRef cg_call_extern(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int nparams,
+                            LLVMValueRef *args, bool convergent);
+
+/* ---- layouts */
+/* The layout and register map of a tile type (its layout slot); reports an error at op and
+ * returns false when the type has no layout or a malformed one. */
+bool cg_layout(Cg *cg, const Op *op, const Type *tile, Layout *l, LayoutRegMap *rm);
+/* i32 element coordinate of register reg along tile dim d (the map's formula; replicated dims are
+ * reduced mod the size). *dup, when non-NULL, receives an i1 that is true where the raw coordinate
+ * is past the size (this register is a replica along d), or NULL when the dim cannot replicate. */
+LLVMValueRef cg_coord(Cg *cg, const LayoutRegMap *rm, int reg, int d, LLVMValueRef *dup);
+/* i1: this thread is the owner of register reg's element (see ir/layout.h). */
+LLVMValueRef cg_owner(Cg *cg, const LayoutRegMap *rm, int reg);
+/* i32 row-major linear index (over rm->shape) of register reg's element: the offset at which the
+ * shared-memory exchanges (reduce, dot staging, convert_layout, reshape) keep it. 0 for rank 0. */
+LLVMValueRef cg_row_major(Cg *cg, const LayoutRegMap *rm, int reg);
+
+/* ---- shared memory and barriers */
+/* The base (ptr addrspace(3), 16-byte aligned) of `bytes` of shared scratch for op; records the use
+ * for the budget check. Users write between two barriers: cg_barrier(); store; cg_barrier(); load;
+ * the next user's leading barrier protects the loads. */
+LLVMValueRef cg_smem(Cg *cg, const Op *op, int64_t bytes, const char *what);
+/* The text of t without its layout ("tile<f32>[32, 16]"), in cg->arena: for cg_smem's `what`. */
+const char *cg_type_name(Cg *cg, const Type *t);
+void cg_barrier(Cg *cg);
+
+/* ---- structure */
+/* Lowers every op of b in order (regions of for/if recurse through here). False after an error. */
+bool cg_lower_block(Cg *cg, Block *b);
+/* Sets the builder's debug location to loc (no-op without debug info). */
+void cg_set_loc(Cg *cg, SrcLoc loc);
+
+/* ---- op families: each lowers one op, binds its results, returns false after an error */
+bool cg_lower_elementwise(Cg *cg, Op *op); /* CONST ARANGE SPLAT BROADCAST EXPAND_DIMS CAST arith CMP math
+                                              SELECT FMA PROGRAM_ID NUM_PROGRAMS ADDPTR MAKE_VIEW VIEW_DIM */
+bool cg_lower_memory(Cg *cg, Op *op);      /* LOAD STORE ATOMIC_ADD VIEW_LOAD VIEW_STORE */
+bool cg_lower_control(Cg *cg, Op *op);     /* FOR IF YIELD RETURN */
+bool cg_lower_reduce(Cg *cg, Op *op);      /* REDUCE */
+bool cg_lower_dot(Cg *cg, Op *op);         /* DOT */
+bool cg_lower_convert(Cg *cg, Op *op);     /* CONVERT_LAYOUT RESHAPE BARRIER */
+
+/* Lowers one kernel into llvm's module (codegen.c). *smem_bytes receives its shared memory size. */
+bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, DiagEngine *d, int64_t *smem_bytes);
+#endif

@@ -1,0 +1,549 @@
+/* Global memory accesses (cg.h cg_lower_memory): LOAD, STORE and ATOMIC_ADD through pointers,
+ * VIEW_LOAD and VIEW_STORE through tensor views (address = base + sum_d idx_d * stride_d).
+ *
+ * - Masked-off lanes never touch memory, and a masked-off load yields `other` (or 0). On NVPTX a
+ *   masked global access is one predicated PTX instruction (`@p ld.global`, inline asm as Triton
+ *   does: LLVM's NVPTX backend has no if-conversion and would leave a branch per access); elsewhere
+ *   (the host emulator) the access sits in its own branch.
+ * - Registers are grouped by axis_vector_width: one <v x T> access per group, aligned to v * size;
+ *   the mask of a group's first element holds for the whole group (the analysis guarantees it).
+ * - View offsets are computed in i32 where axis_view_i32 says they fit (the variant's i32 fact),
+ *   else in i64; --remarks says which and why.
+ * - hooks->check_access precedes every global access (the emulator's bounds checks).
+ * - Replicated registers (ir/layout.h) hold the same element: stores and atomics are issued by
+ *   the element's owner only, so an atomic adds once; the old values reach the replicas through
+ *   shared memory when they are used. Scalars are uniform: thread 0 alone stores them. */
+#include <string.h>
+#include "cg.h"
+
+typedef struct Access {
+    Op *op;
+    bool load, atomic, view; /* STORE / VIEW_STORE: neither load nor atomic */
+    const Type *vt;          /* the value's type: the result (loads, atomics) or the stored operand */
+    const Type *elem;        /* its element type */
+    LLVMTypeRef mt;          /* type of one element in memory (i1 is a byte) */
+    int bytes;               /* bytes of one element in memory */
+    bool tile;
+    int n;                   /* registers of the value */
+    Layout l;
+    LayoutRegMap rm;
+    bool replicated;         /* some element is held by more than one (thread, register) */
+    int width;               /* registers per vector access */
+    bool shared;             /* pointer into shared memory (no emulator access check) */
+    CgVal *ptr;              /* pointer accesses */
+    CgVal *vw;               /* view accesses: base, sizes, strides */
+    int rank;
+    CgVal **idx;
+    const Type **idx_t;
+    bool bounds, i32;
+    CgVal *mask, *other, *value;
+} Access;
+
+static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
+
+static bool same_layout(const Type *a, const Type *b) {
+    if (!is_tile(a) || !is_tile(b)) return !is_tile(a) && !is_tile(b);
+    if (a->layout == b->layout) return true;
+    if (!a->layout || !b->layout) return false;
+    if (!strcmp(a->layout, b->layout)) return true;
+    Layout la, lb;
+    return layout_parse(a->layout, &la) && layout_parse(b->layout, &lb) && layout_equal(&la, &lb);
+}
+
+/* A new block right after `after`, so the function reads in program order. */
+static LLVMBasicBlockRef block_after(Cg *cg, LLVMBasicBlockRef after, const char *name) {
+    LLVMBasicBlockRef next = LLVMGetNextBasicBlock(after);
+    return next ? LLVMInsertBasicBlockInContext(cg->ctx, next, name) : LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
+
+/* Operand i lowered, in the value's layout, with a.n registers. */
+static CgVal *operand(Cg *cg, Access *a, int i) {
+    Value *v = a->op->operands[i];
+    if (!same_layout(v->type, a->vt)) {
+        cg_error(cg, a->op, "internal error: operand #%d of '%s' is %s but the accessed value is %s: the layout pass "
+                 "must insert a convert_layout", i, op_name(a->op), ir_type_str(cg->ir, v->type),
+                 ir_type_str(cg->ir, a->vt));
+        return NULL;
+    }
+    CgVal *cv = cg_get(cg, v);
+    if (cg->failed) return NULL;
+    if (cv->n != a->n) {
+        cg_error(cg, a->op, "internal error: operand #%d of '%s' has %d registers, expected %d", i, op_name(a->op),
+                 cv->n, a->n);
+        return NULL;
+    }
+    return cv;
+}
+
+static bool atomic_type_ok(const Type *e) {
+    switch (e->kind) {
+    case TY_F32: case TY_I32: case TY_U32: case TY_I64: case TY_U64: return true;
+    default: return false;
+    }
+}
+
+static void remark_access(Cg *cg, Access *a) {
+    if (!cg->opt->remarks) return;
+    const Op *op = a->op;
+    if (a->view) {
+        const Value *v = op->operands[0];
+        const char *name = v->name ? v->name : "view";
+        if (a->i32)
+            diag_remark(cg->diag, op->loc, "'%s' through '%s': 32-bit offsets (the variant's i32 fact: every offset "
+                        "fits in 32 bits)", op_name(op), name);
+        else
+            diag_remark(cg->diag, op->loc, "'%s' through '%s': 64-bit offsets (offsets are not known to fit in "
+                        "32 bits; a variant with the i32 fact would use 32-bit arithmetic)", op_name(op), name);
+    }
+    if (a->tile && !a->atomic) {
+        if (a->width > 1)
+            diag_remark(cg->diag, op->loc, "'%s' of %s: %d-wide vector accesses (%d bytes)", op_name(op),
+                        ir_type_str(cg->ir, a->vt), a->width, a->width * a->bytes);
+        else
+            diag_remark(cg->diag, op->loc, "'%s' of %s: scalar accesses (contiguity or alignment of the addresses "
+                        "is not known)", op_name(op), ir_type_str(cg->ir, a->vt));
+    }
+}
+
+/* Reads the op's operands into a; false after an error. */
+static bool setup(Cg *cg, Op *op, Access *a) {
+    memset(a, 0, sizeof *a);
+    a->op = op;
+    a->load = op->kind == OP_LOAD || op->kind == OP_VIEW_LOAD;
+    a->atomic = op->kind == OP_ATOMIC_ADD;
+    a->view = op->kind == OP_VIEW_LOAD || op->kind == OP_VIEW_STORE;
+    a->vt = a->load || a->atomic ? op->results[0].type : op->operands[1]->type;
+    a->elem = ir_type_elem(a->vt);
+    if (!ir_type_is_scalar(a->elem) && a->elem->kind != TY_PTR) {
+        cg_error(cg, op, "'%s' of %s is not supported (scalar and pointer elements are)", op_name(op),
+                 ir_type_str(cg->ir, a->vt));
+        return false;
+    }
+    if (a->atomic && !atomic_type_ok(a->elem)) {
+        cg_error(cg, op, "atomic_add of %s values is not supported: the element type must be f32, i32, u32, i64 or u64",
+                 ir_scalar_name(a->elem->kind) ? ir_scalar_name(a->elem->kind) : "pointer");
+        return false;
+    }
+    a->mt = a->elem->kind == TY_I1 ? cg->t_i8 : cg_storage_type(cg, a->elem);
+    a->bytes = a->elem->kind == TY_I1 ? 1 : ir_type_bits(a->elem) / 8;
+    a->tile = is_tile(a->vt);
+    a->n = 1;
+    a->width = 1;
+    if (a->tile) {
+        if (!cg_layout(cg, op, a->vt, &a->l, &a->rm)) return false;
+        a->n = a->rm.nregs;
+        for (int d = 0; d < a->rm.rank; d++) a->replicated |= a->rm.wrap[d];
+        for (int s = 0; s < a->rm.nsliced; s++)
+            a->replicated |= a->rm.sliced_lane_mask[s] != 0 || a->rm.sliced_warp_mask[s] != 0;
+    }
+
+    int nops = op->num_operands;
+    if (!a->view) {
+        if (!(a->ptr = operand(cg, a, 0))) return false;
+        const Type *pt = ir_type_elem(op->operands[0]->type);
+        a->shared = pt->kind == TY_PTR && pt->addrspace == 3;
+        if (a->shared && a->atomic) {
+            cg_error(cg, op, "atomic_add through a shared-memory pointer is not supported (global memory only)");
+            return false;
+        }
+        int mi = a->load ? 1 : 2;
+        if (!a->load && !(a->value = operand(cg, a, 1))) return false;
+        if (nops > mi && !(a->mask = operand(cg, a, mi))) return false;
+        if (a->load && nops > 2 && !(a->other = operand(cg, a, 2))) return false;
+    } else {
+        const Type *vty = op->operands[0]->type;
+        a->rank = vty->rank;
+        a->vw = cg_get(cg, op->operands[0]);
+        if (cg->failed) return false;
+        if (vty->kind != TY_VIEW || a->vw->n != 1 + 2 * a->rank) {
+            cg_error(cg, op, "internal error: '%s' operand #0 is not a lowered view", op_name(op));
+            return false;
+        }
+        int first = a->load ? 1 : 2;
+        if (nops < first + a->rank) {
+            cg_error(cg, op, "'%s' on a view of rank %d needs %d indices", op_name(op), a->rank, a->rank);
+            return false;
+        }
+        a->idx = arena_calloc(cg->arena, (size_t)(a->rank > 0 ? a->rank : 1), sizeof *a->idx);
+        a->idx_t = arena_calloc(cg->arena, (size_t)(a->rank > 0 ? a->rank : 1), sizeof *a->idx_t);
+        for (int d = 0; d < a->rank; d++) {
+            if (!(a->idx[d] = operand(cg, a, first + d))) return false;
+            a->idx_t[d] = ir_type_elem(op->operands[first + d]->type);
+        }
+        if (!a->load && !(a->value = operand(cg, a, 1))) return false;
+        if (nops > first + a->rank && !(a->mask = operand(cg, a, first + a->rank))) return false;
+        if (a->load && nops > first + a->rank + 1 && !(a->other = operand(cg, a, first + a->rank + 1))) return false;
+        const Attr *b = ir_op_attr(op, "bounds");
+        a->bounds = b && b->kind == ATTR_BOOL && b->i;
+        a->i32 = axis_view_i32(cg->ax, op->operands[0]);
+    }
+    if (a->tile && !a->atomic) {
+        int v = axis_vector_width(cg->ax, op, &a->l, &a->rm);
+        /* a width the registers cannot be grouped by falls back to scalar accesses */
+        if (v > 1 && (v & (v - 1)) == 0 && a->n % v == 0 && v * a->bytes <= 16) a->width = v;
+    }
+    remark_access(cg, a);
+    return true;
+}
+
+/* An index register widened to 64 bits by its signedness. */
+static LLVMValueRef idx64(Cg *cg, LLVMValueRef v, const Type *t) {
+    if (LLVMTypeOf(v) == cg->t_i64) return v;
+    return ir_type_is_unsigned(t) ? LLVMBuildZExt(cg->b, v, cg->t_i64, "") : LLVMBuildSExt(cg->b, v, cg->t_i64, "");
+}
+
+/* The address of register r's element. */
+static LLVMValueRef address(Cg *cg, Access *a, int r) {
+    if (!a->view) return a->ptr->regs[r];
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef off = NULL;
+    for (int d = 0; d < a->rank; d++) {
+        LLVMValueRef i = a->idx[d]->regs[r], s = a->vw->regs[1 + a->rank + d], t;
+        if (a->i32) {
+            if (LLVMTypeOf(i) != cg->t_i32) i = LLVMBuildTrunc(B, i, cg->t_i32, "");
+            t = LLVMBuildMul(B, i, LLVMBuildTrunc(B, s, cg->t_i32, ""), "");
+        } else {
+            t = LLVMBuildMul(B, idx64(cg, i, a->idx_t[d]), s, "");
+        }
+        off = off ? LLVMBuildAdd(B, off, t, "") : t;
+    }
+    if (!off) return a->vw->regs[0];
+    /* not inbounds: masked-off lanes may form addresses outside the tensor (never accessed) */
+    return LLVMBuildGEP2(B, a->mt, a->vw->regs[0], &off, 1, "");
+}
+
+static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef c) {
+    return acc ? LLVMBuildAnd(cg->b, acc, c, "") : c;
+}
+
+/* The i1 condition under which register r (the first of its group) is accessed, or NULL for
+ * always: the explicit mask, the view's bounds, and for writes the element's ownership. */
+static LLVMValueRef condition(Cg *cg, Access *a, int r) {
+    LLVMValueRef c = NULL;
+    if (a->mask) c = a->mask->regs[r];
+    if (a->bounds)
+        for (int d = 0; d < a->rank; d++) {
+            /* 0 <= i < size in one unsigned compare: a negative index becomes huge */
+            LLVMValueRef i = idx64(cg, a->idx[d]->regs[r], a->idx_t[d]);
+            c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntULT, i, a->vw->regs[1 + d], "inb"));
+        }
+    if (!a->load) {
+        if (!a->tile) c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), ""));
+        else if (a->replicated) c = and_i1(cg, c, cg_owner(cg, &a->rm, r));
+    }
+    if (c && LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) == 1) return NULL;
+    return c;
+}
+
+/* Opens `if (cond)`: returns the block the branch leaves from (NULL when cond is NULL). */
+static LLVMBasicBlockRef guard_begin(Cg *cg, LLVMValueRef cond, LLVMBasicBlockRef *join) {
+    if (!cond) return NULL;
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef then = block_after(cg, from, "mem.then");
+    *join = block_after(cg, then, "mem.cont");
+    LLVMBuildCondBr(cg->b, cond, then, *join);
+    LLVMPositionBuilderAtEnd(cg->b, then);
+    return from;
+}
+
+/* Closes the guard; returns the block the guarded path ends in. */
+static LLVMBasicBlockRef guard_end(Cg *cg, LLVMBasicBlockRef join) {
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
+    LLVMBuildBr(cg->b, join);
+    LLVMPositionBuilderAtEnd(cg->b, join);
+    return end;
+}
+
+static void check(Cg *cg, Access *a, LLVMValueRef p, int bytes, bool write) {
+    if (!a->shared) cg->hooks->check_access(cg, p, bytes, write);
+}
+
+/* Memory representation <-> register (i1 is a byte in memory). */
+static LLVMValueRef from_mem(Cg *cg, Access *a, LLVMValueRef v) {
+    return a->elem->kind == TY_I1 ? LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->t_i8, 0, 0), "") : v;
+}
+static LLVMValueRef to_mem(Cg *cg, Access *a, LLVMValueRef v) {
+    return a->elem->kind == TY_I1 ? LLVMBuildZExt(cg->b, v, cg->t_i8, "") : v;
+}
+
+/* ------------------------------------------------ NVPTX predicated accesses */
+
+/* memory(read): 2 ModRef bits (ref = 1) for each of argmem, inaccessiblemem, other memory. */
+enum { MEMORY_READ = 0x15 };
+
+/* A masked global access of `total` bytes as PTX words: 1, 2 or 4 words of b32 (total >= 4), or
+ * one b16 / u8 word. Pointer elements (no bit-cast to integers) keep the branch. */
+static bool use_pred_asm(Cg *cg, Access *a, LLVMValueRef cond) {
+    return cond && cg->opt->target == BE_TARGET_NVPTX && !a->shared && a->elem->kind != TY_PTR;
+}
+
+typedef struct Words {
+    int count, bits;
+    LLVMTypeRef ty;     /* LLVM type of one word (i8 words live in 16-bit registers) */
+    const char *cons;   /* constraint letter: r (32-bit) or h (16-bit) */
+    const char *ptx;    /* PTX type of one word for ld (st uses b8 for u8) */
+} Words;
+
+static Words word_plan(Cg *cg, int total) {
+    if (total >= 4) return (Words){total / 4, 32, cg->t_i32, "r", "b32"};
+    if (total == 2) return (Words){1, 16, cg->t_i16, "h", "b16"};
+    return (Words){1, 8, cg->t_i16, "h", "u8"};
+}
+
+/* The v registers r0.. (memory representation) as the words of w. */
+static void pack_words(Cg *cg, Access *a, LLVMValueRef *regs, int v, const Words *w, LLVMValueRef *out) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef src;
+    if (v > 1) {
+        src = LLVMGetPoison(LLVMVectorType(a->mt, (unsigned)v));
+        for (int k = 0; k < v; k++) src = LLVMBuildInsertElement(B, src, regs[k], cg_i32(cg, k), "");
+    } else {
+        src = regs[0];
+    }
+    if (w->bits == 8) {
+        out[0] = LLVMBuildZExt(B, src, cg->t_i16, "");
+        return;
+    }
+    if (w->count == 1) {
+        out[0] = LLVMBuildBitCast(B, src, w->ty, "");
+        return;
+    }
+    LLVMValueRef vec = LLVMBuildBitCast(B, src, LLVMVectorType(w->ty, (unsigned)w->count), "");
+    for (int k = 0; k < w->count; k++) out[k] = LLVMBuildExtractElement(B, vec, cg_i32(cg, k), "");
+}
+
+/* The inverse of pack_words: v registers (memory representation) from the words. */
+static void unpack_words(Cg *cg, Access *a, LLVMValueRef *words, int v, const Words *w, LLVMValueRef *out) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef all;
+    if (w->bits == 8) all = LLVMBuildTrunc(B, words[0], cg->t_i8, "");
+    else if (w->count == 1) all = words[0];
+    else {
+        all = LLVMGetPoison(LLVMVectorType(w->ty, (unsigned)w->count));
+        for (int k = 0; k < w->count; k++) all = LLVMBuildInsertElement(B, all, words[k], cg_i32(cg, k), "");
+    }
+    LLVMTypeRef want = v > 1 ? LLVMVectorType(a->mt, (unsigned)v) : a->mt;
+    if (LLVMTypeOf(all) != want) all = LLVMBuildBitCast(B, all, want, "");
+    for (int k = 0; k < v; k++) out[k] = v > 1 ? LLVMBuildExtractElement(B, all, cg_i32(cg, k), "") : all;
+}
+
+static void vec_operands(StrBuf *sb, int first, int n) {
+    if (n > 1) sb_putc(sb, '{');
+    for (int k = 0; k < n; k++) sb_printf(sb, k ? ", $%d" : "$%d", first + k);
+    if (n > 1) sb_putc(sb, '}');
+}
+
+/* `other` words, then `@p ld.global` over them: one instruction, no branch. */
+static void pred_load(Cg *cg, Access *a, LLVMValueRef p, LLVMValueRef cond, LLVMValueRef *other, int v,
+                      LLVMValueRef *out) {
+    Words w = word_plan(cg, v * a->bytes);
+    LLVMValueRef ow[4], words[4];
+    pack_words(cg, a, other, v, &w, ow);
+    StrBuf txt = {0}, cons = {0};
+    int n = w.count; /* outputs $0..$n-1, address $n, predicate $n+1, other words $n+2.. */
+    for (int k = 0; k < n; k++) sb_printf(&txt, "mov.b%d $%d, $%d;\n\t", w.bits == 8 ? 16 : w.bits, k, n + 2 + k);
+    sb_printf(&txt, "@$%d ld.global%s.%s ", n + 1, n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.ptx);
+    vec_operands(&txt, 0, n);
+    sb_printf(&txt, ", [$%d];", n);
+    for (int k = 0; k < n; k++) sb_printf(&cons, "=%s,", w.cons);
+    sb_puts(&cons, "l,b");
+    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
+    LLVMTypeRef ins[6] = {LLVMTypeOf(p), cg->t_i1}, ret;
+    LLVMValueRef args[6] = {p, cond};
+    for (int k = 0; k < n; k++) {
+        ins[2 + k] = w.ty;
+        args[2 + k] = ow[k];
+    }
+    if (n == 1) ret = w.ty;
+    else {
+        LLVMTypeRef el[4] = {w.ty, w.ty, w.ty, w.ty};
+        ret = LLVMStructTypeInContext(cg->ctx, el, (unsigned)n, 0);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)(2 + n), 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 0, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
+    /* reads memory only: LLVM may still reorder it with other loads, never across stores */
+    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
+    if (kind) LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, MEMORY_READ));
+    for (int k = 0; k < n; k++) words[k] = n == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
+    unpack_words(cg, a, words, v, &w, out);
+    sb_free(&txt);
+    sb_free(&cons);
+}
+
+/* `@p st.global`: one instruction, no branch. */
+static void pred_store(Cg *cg, Access *a, LLVMValueRef p, LLVMValueRef cond, LLVMValueRef *regs, int v) {
+    Words w = word_plan(cg, v * a->bytes);
+    LLVMValueRef words[4];
+    pack_words(cg, a, regs, v, &w, words);
+    StrBuf txt = {0}, cons = {0};
+    int n = w.count; /* address $0, predicate $1, words $2.. */
+    sb_printf(&txt, "@$1 st.global%s.%s [$0], ", n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.bits == 8 ? "b8" : w.ptx);
+    vec_operands(&txt, 2, n);
+    sb_putc(&txt, ';');
+    sb_puts(&cons, "l,b");
+    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
+    sb_puts(&cons, ",~{memory}");
+    LLVMTypeRef ins[6] = {LLVMTypeOf(p), cg->t_i1};
+    LLVMValueRef args[6] = {p, cond};
+    for (int k = 0; k < n; k++) {
+        ins[2 + k] = w.ty;
+        args[2 + k] = words[k];
+    }
+    LLVMTypeRef fty = LLVMFunctionType(cg->t_void, ins, (unsigned)(2 + n), 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
+    sb_free(&txt);
+    sb_free(&cons);
+}
+
+static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
+    LLVMBuilderRef B = cg->b;
+    int v = a->width;
+    LLVMTypeRef lt = v > 1 ? LLVMVectorType(a->mt, (unsigned)v) : a->mt;
+    LLVMValueRef zero = LLVMConstNull(cg_storage_type(cg, a->elem));
+    for (int r0 = 0; r0 < a->n; r0 += v) {
+        LLVMValueRef p = address(cg, a, r0), cond = condition(cg, a, r0);
+        if (use_pred_asm(cg, a, cond)) {
+            LLVMValueRef other[16], got[16];
+            for (int k = 0; k < v; k++) other[k] = to_mem(cg, a, a->other ? a->other->regs[r0 + k] : zero);
+            check(cg, a, p, v * a->bytes, false);
+            pred_load(cg, a, p, cond, other, v, got);
+            for (int k = 0; k < v; k++) out[r0 + k] = from_mem(cg, a, got[k]);
+            continue;
+        }
+        LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
+        check(cg, a, p, v * a->bytes, false);
+        LLVMValueRef ld = LLVMBuildLoad2(B, lt, p, "");
+        LLVMSetAlignment(ld, (unsigned)(v * a->bytes));
+        LLVMValueRef got[16];
+        for (int k = 0; k < v; k++)
+            got[k] = from_mem(cg, a, v > 1 ? LLVMBuildExtractElement(B, ld, cg_i32(cg, k), "") : ld);
+        if (!cond) {
+            for (int k = 0; k < v; k++) out[r0 + k] = got[k];
+            continue;
+        }
+        LLVMBasicBlockRef end = guard_end(cg, join);
+        for (int k = 0; k < v; k++) {
+            LLVMValueRef other = a->other ? a->other->regs[r0 + k] : zero;
+            LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(got[k]), "");
+            LLVMValueRef vals[2] = {got[k], other};
+            LLVMBasicBlockRef bbs[2] = {end, from};
+            LLVMAddIncoming(phi, vals, bbs, 2);
+            out[r0 + k] = phi;
+        }
+    }
+}
+
+static void lower_store(Cg *cg, Access *a) {
+    LLVMBuilderRef B = cg->b;
+    int v = a->width;
+    for (int r0 = 0; r0 < a->n; r0 += v) {
+        LLVMValueRef p = address(cg, a, r0), cond = condition(cg, a, r0);
+        if (use_pred_asm(cg, a, cond)) {
+            LLVMValueRef regs[16];
+            for (int k = 0; k < v; k++) regs[k] = to_mem(cg, a, a->value->regs[r0 + k]);
+            check(cg, a, p, v * a->bytes, true);
+            pred_store(cg, a, p, cond, regs, v);
+            continue;
+        }
+        LLVMValueRef val;
+        if (v > 1) {
+            val = LLVMGetPoison(LLVMVectorType(a->mt, (unsigned)v));
+            for (int k = 0; k < v; k++)
+                val = LLVMBuildInsertElement(B, val, to_mem(cg, a, a->value->regs[r0 + k]), cg_i32(cg, k), "");
+        } else {
+            val = to_mem(cg, a, a->value->regs[r0]);
+        }
+        LLVMBasicBlockRef join = NULL;
+        guard_begin(cg, cond, &join);
+        check(cg, a, p, v * a->bytes, true);
+        LLVMValueRef st = LLVMBuildStore(B, val, p);
+        LLVMSetAlignment(st, (unsigned)(v * a->bytes));
+        if (cond) guard_end(cg, join);
+    }
+}
+
+/* The linear (row-major) index of register r's element in a tile of the value's shape. */
+static LLVMValueRef linear_index(Cg *cg, Access *a, int r) {
+    LLVMValueRef lin = NULL;
+    int64_t mul = 1;
+    for (int d = a->rm.rank - 1; d >= 0; d--) {
+        LLVMValueRef c = cg_coord(cg, &a->rm, r, d, NULL);
+        if (mul != 1) c = LLVMBuildMul(cg->b, c, cg_i32(cg, mul), "");
+        lin = lin ? LLVMBuildAdd(cg->b, lin, c, "") : c;
+        mul *= a->rm.shape[d];
+    }
+    return lin ? lin : cg_i32(cg, 0);
+}
+
+/* Replicas of an atomic's elements did not perform it: the owners publish the old values in
+ * shared memory and everyone reads its registers back (barrier, owner stores, barrier, loads). */
+static void share_old_values(Cg *cg, Access *a, LLVMValueRef *old) {
+    LLVMBuilderRef B = cg->b;
+    int64_t numel = a->tile ? ir_type_numel(a->vt) : 1;
+    const char *what = arena_printf(cg->arena, "old values of atomic_add %s", ir_type_str(cg->ir, a->vt));
+    LLVMValueRef base = cg_smem(cg, a->op, numel * a->bytes, what);
+    cg_barrier(cg);
+    for (int r = 0; r < a->n; r++) {
+        LLVMValueRef own = a->tile ? cg_owner(cg, &a->rm, r) : LLVMBuildICmp(B, LLVMIntEQ, cg->tid, cg_i32(cg, 0), "");
+        if (LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
+        LLVMValueRef p = a->tile ? LLVMBuildGEP2(B, a->mt, base, (LLVMValueRef[]){linear_index(cg, a, r)}, 1, "") : base;
+        LLVMBasicBlockRef join = NULL;
+        guard_begin(cg, own, &join);
+        LLVMSetAlignment(LLVMBuildStore(B, old[r], p), (unsigned)a->bytes);
+        if (own) guard_end(cg, join);
+    }
+    cg_barrier(cg);
+    for (int r = 0; r < a->n; r++) {
+        LLVMValueRef p = a->tile ? LLVMBuildGEP2(B, a->mt, base, (LLVMValueRef[]){linear_index(cg, a, r)}, 1, "") : base;
+        LLVMValueRef ld = LLVMBuildLoad2(B, a->mt, p, "");
+        LLVMSetAlignment(ld, (unsigned)a->bytes);
+        old[r] = ld;
+    }
+}
+
+static void lower_atomic(Cg *cg, Access *a, LLVMValueRef *out) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef zero = LLVMConstNull(a->mt);
+    for (int r = 0; r < a->n; r++) {
+        LLVMValueRef p = address(cg, a, r), cond = condition(cg, a, r);
+        LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
+        check(cg, a, p, a->bytes, true);
+        LLVMValueRef old = cg->hooks->atomic_add(cg, p, a->value->regs[r]);
+        if (!cond) {
+            out[r] = old;
+            continue;
+        }
+        LLVMBasicBlockRef end = guard_end(cg, join);
+        LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(old), "");
+        LLVMValueRef vals[2] = {old, zero};
+        LLVMBasicBlockRef bbs[2] = {end, from};
+        LLVMAddIncoming(phi, vals, bbs, 2);
+        out[r] = phi; /* masked-off elements read 0 */
+    }
+    bool someone_skipped = !a->tile || a->replicated;
+    if (someone_skipped && ir_count_uses(cg->func, &a->op->results[0]) > 0) share_old_values(cg, a, out);
+}
+
+bool cg_lower_memory(Cg *cg, Op *op) {
+    Access a;
+    switch (op->kind) {
+    case OP_LOAD: case OP_STORE: case OP_ATOMIC_ADD: case OP_VIEW_LOAD: case OP_VIEW_STORE: break;
+    default:
+        cg_error(cg, op, "internal error: '%s' is not a memory op", op_name(op));
+        return false;
+    }
+    if (!setup(cg, op, &a)) return false;
+    if (a.load || a.atomic) {
+        LLVMValueRef *out = arena_calloc(cg->arena, (size_t)a.n, sizeof *out);
+        if (a.load) lower_load(cg, &a, out);
+        else lower_atomic(cg, &a, out);
+        cg_set(cg, &op->results[0], out, a.n);
+    } else {
+        lower_store(cg, &a);
+    }
+    return !cg->failed;
+}

@@ -1,0 +1,66 @@
+/* Target hooks: the one small table through which the lowering reaches anything target-specific.
+ * NVPTX (target_nvptx.c) emits intrinsics / libdevice calls; the host target (target_host.c)
+ * emits calls into the SIMT emulator (runtime/emu, issue 4), whose entry points are listed below.
+ * Everything else in backend/ is target-independent.
+ *
+ * Host emulator ABI (C linkage; every call is declared convergent and as reading and writing
+ * memory so LLVM never moves shared-memory accesses across it, see ../shared/NOTES-llvm-nvptx.md):
+ *   int32_t tl_emu_tid(void)                       thread index in the CTA, 0 .. 32*num_warps-1
+ *   int32_t tl_emu_ctaid(int32_t axis)             program id along axis 0..2
+ *   int32_t tl_emu_nctaid(int32_t axis)            grid size along axis
+ *   void   *tl_emu_smem(void)                      this CTA's shared memory (>= the metadata's smem bytes)
+ *   void    tl_emu_barrier(void)                   bar.sync 0 (all threads of the CTA)
+ *   int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask)   shfl.sync.bfly over the full warp
+ *   float   tl_emu_atomic_add_f32(void *p, float v)             returns the old value
+ *   int32_t tl_emu_atomic_add_i32(void *p, int32_t v)
+ *   int64_t tl_emu_atomic_add_i64(void *p, int64_t v)
+ *   void    tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write)  before every global access
+ *   void    tl_emu_div_zero(void)                  reports an integer division by zero (then continues)
+ * and, per kernel K, the generated entry `void K__entry(void **params)` which unpacks params (one
+ * pointer per ABI parameter, like cuLaunchKernel's kernelParams) and calls K.
+ */
+#ifndef TILEC_BACKEND_TARGET_H
+#define TILEC_BACKEND_TARGET_H
+#include <llvm-c/Core.h>
+#include <stdbool.h>
+#include "../ir/ir.h"
+
+typedef struct Cg Cg;
+
+typedef struct BeTargetHooks {
+    const char *name;                                   /* "nvptx" | "host" */
+    /* Thread and program indices (i32). thread_id is called once per kernel, in the entry block. */
+    LLVMValueRef (*thread_id)(Cg *cg);
+    LLVMValueRef (*program_id)(Cg *cg, int axis);
+    LLVMValueRef (*num_programs)(Cg *cg, int axis);
+    /* Base of the CTA's shared scratch (ptr addrspace(3)); called once per kernel in the entry
+     * block, before the size is known: finish_kernel fixes the size (cg->smem_bytes). */
+    LLVMValueRef (*shared_base)(Cg *cg);
+    /* CTA-wide barrier (bar.sync 0): every thread of the CTA must reach it. */
+    void (*barrier)(Cg *cg);
+    /* Butterfly shuffle over the full warp: lane l receives v from lane l ^ lane_mask.
+     * v is i32 or f32 (wider values are split by the caller). */
+    LLVMValueRef (*shfl_xor)(Cg *cg, LLVMValueRef v, int lane_mask);
+    /* Relaxed device-scope atomic add on global memory; v is f32, i32 or i64; returns the old value. */
+    LLVMValueRef (*atomic_add)(Cg *cg, LLVMValueRef gptr, LLVMValueRef v);
+    /* Before every global load/store of `bytes` bytes at gptr (host: bounds and alignment checks
+     * against the emulator's allocations; NVPTX: nothing). */
+    void (*check_access)(Cg *cg, LLVMValueRef gptr, int bytes, bool is_write);
+    /* Math on f32 or f64 scalars: op is EXP, LOG, SQRT, RSQRT, TANH or ERF (NVPTX: libdevice
+     * __nv_*, or llvm.sqrt; host: libm). */
+    LLVMValueRef (*math)(Cg *cg, OpKind op, LLVMValueRef x);
+    /* Integer DIV or REM (C truncation). NVPTX: plain sdiv/udiv/srem/urem; host: guarded so that
+     * b == 0 (and INT_MIN / -1) report through tl_emu_div_zero instead of trapping. */
+    LLVMValueRef (*int_divrem)(Cg *cg, OpKind op, LLVMValueRef a, LLVMValueRef b, bool is_unsigned);
+    /* f32 -> bf16 rounded to nearest even (NVPTX: fptrunc, cvt.rn.bf16.f32; host: bit arithmetic,
+     * since Debian 12's libgcc lacks __truncsfbf2). */
+    LLVMValueRef (*f32_to_bf16)(Cg *cg, LLVMValueRef x);
+    /* After the kernel body: kernel annotations (NVPTX: PTX_Kernel calling convention, .maxntid =
+     * 32*num_warps, shared memory sized to cg->smem_bytes, static below 48 KB, dynamic above;
+     * host: the K__entry wrapper). */
+    void (*finish_kernel)(Cg *cg);
+} BeTargetHooks;
+
+extern const BeTargetHooks be_target_nvptx;
+extern const BeTargetHooks be_target_host;
+#endif

@@ -1,0 +1,250 @@
+/* Host (x86-64) target hooks (target.h): every GPU facility becomes a call into the SIMT emulator
+ * (runtime/emu), whose ABI target.h lists; math goes to libm. Calls that synchronise threads or
+ * touch memory other threads see are convergent and read/write memory, so LLVM neither moves
+ * shared-memory accesses across them nor keeps shared values in registers over them. */
+#include <string.h>
+#include "cg.h"
+
+typedef enum HostCallKind {
+    CALL_PURE,      /* constant within one thread's run of the kernel: may be CSE'd */
+    CALL_SYNC,      /* convergent, reads and writes any memory */
+    CALL_CHECK,     /* reads/writes only the emulator's own state: global accesses may move around it */
+    CALL_LIBM,      /* a C library function */
+} HostCallKind;
+
+static LLVMAttributeRef enum_attr(Cg *cg, const char *name, uint64_t v) {
+    return LLVMCreateEnumAttribute(cg->ctx, LLVMGetEnumAttributeKindForName(name, strlen(name)), v);
+}
+
+/* The encoding of LLVM's `memory(...)` attribute: 2 bits (ref=1, mod=2) per location, in the order
+ * argmem, inaccessiblemem, other (llvm/Support/ModRef.h). */
+enum { MEM_NONE = 0, MEM_INACCESSIBLE_RW = 3u << 2 };
+
+static LLVMValueRef call(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n,
+                         LLVMValueRef *args, HostCallKind kind) {
+    LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(cg->mod, name);
+    if (!f) {
+        f = LLVMAddFunction(cg->mod, name, ft);
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "nounwind", 0));
+        switch (kind) {
+        case CALL_PURE:
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "memory", MEM_NONE));
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "willreturn", 0));
+            break;
+        case CALL_SYNC: /* no memory attribute = may read and write anything */
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "convergent", 0));
+            break;
+        case CALL_CHECK:
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "memory", MEM_INACCESSIBLE_RW));
+            break;
+        case CALL_LIBM: break;
+        }
+    }
+    return LLVMBuildCall2(cg->b, ft, f, args, (unsigned)n, "");
+}
+
+static LLVMValueRef i32c(Cg *cg, uint64_t v) { return LLVMConstInt(cg->t_i32, v, 0); }
+static LLVMTypeRef ptr0(Cg *cg) { return LLVMPointerTypeInContext(cg->ctx, 0); }
+
+static LLVMValueRef host_thread_id(Cg *cg) { return call(cg, "tl_emu_tid", cg->t_i32, NULL, 0, NULL, CALL_PURE); }
+
+static LLVMValueRef host_program_id(Cg *cg, int axis) {
+    LLVMValueRef a = i32c(cg, (uint64_t)axis);
+    return call(cg, "tl_emu_ctaid", cg->t_i32, &cg->t_i32, 1, &a, CALL_PURE);
+}
+
+static LLVMValueRef host_num_programs(Cg *cg, int axis) {
+    LLVMValueRef a = i32c(cg, (uint64_t)axis);
+    return call(cg, "tl_emu_nctaid", cg->t_i32, &cg->t_i32, 1, &a, CALL_PURE);
+}
+
+/* Each CTA has its own shared memory in the emulator: its base comes from a call, not a global. */
+static LLVMValueRef host_shared_base(Cg *cg) {
+    LLVMValueRef p = call(cg, "tl_emu_smem", ptr0(cg), NULL, 0, NULL, CALL_SYNC);
+    return LLVMBuildAddrSpaceCast(cg->b, p, cg->t_sptr, "smem");
+}
+
+static void host_barrier(Cg *cg) { call(cg, "tl_emu_barrier", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
+
+static LLVMValueRef shfl32(Cg *cg, LLVMValueRef v, int lane_mask) {
+    LLVMTypeRef ps[2] = {cg->t_i32, cg->t_i32};
+    LLVMValueRef as[2] = {v, i32c(cg, (uint64_t)(uint32_t)lane_mask)};
+    return call(cg, "tl_emu_shfl_xor_i32", cg->t_i32, ps, 2, as, CALL_SYNC);
+}
+
+/* Any scalar travels as one or two i32 through the emulator's one shuffle. */
+static LLVMValueRef host_shfl_xor(Cg *cg, LLVMValueRef v, int lane_mask) {
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    switch (k) {
+    case LLVMFloatTypeKind: return LLVMBuildBitCast(b, shfl32(cg, LLVMBuildBitCast(b, v, cg->t_i32, ""), lane_mask), t, "");
+    case LLVMDoubleTypeKind: return LLVMBuildBitCast(b, host_shfl_xor(cg, LLVMBuildBitCast(b, v, cg->t_i64, ""), lane_mask), t, "");
+    case LLVMHalfTypeKind:
+    case LLVMBFloatTypeKind:
+        return LLVMBuildBitCast(b, host_shfl_xor(cg, LLVMBuildBitCast(b, v, cg->t_i16, ""), lane_mask), t, "");
+    default: break;
+    }
+    unsigned w = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) : 32;
+    if (w == 32) return shfl32(cg, v, lane_mask);
+    if (w < 32) return LLVMBuildTrunc(b, shfl32(cg, LLVMBuildZExt(b, v, cg->t_i32, ""), lane_mask), t, "");
+    LLVMValueRef lo = LLVMBuildTrunc(b, v, cg->t_i32, "");
+    LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, v, LLVMConstInt(cg->t_i64, 32, 0), ""), cg->t_i32, "");
+    lo = LLVMBuildZExt(b, shfl32(cg, lo, lane_mask), cg->t_i64, "");
+    hi = LLVMBuildZExt(b, shfl32(cg, hi, lane_mask), cg->t_i64, "");
+    return LLVMBuildOr(b, lo, LLVMBuildShl(b, hi, LLVMConstInt(cg->t_i64, 32, 0), ""), "");
+}
+
+static LLVMValueRef host_atomic_add(Cg *cg, LLVMValueRef gptr, LLVMValueRef v) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    const char *fn = k == LLVMFloatTypeKind                                                  ? "tl_emu_atomic_add_f32"
+                     : k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 32 ? "tl_emu_atomic_add_i32"
+                     : k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 64 ? "tl_emu_atomic_add_i64"
+                                                                                : NULL;
+    LLVMValueRef p = LLVMBuildAddrSpaceCast(cg->b, gptr, ptr0(cg), "");
+    if (!fn) { /* outside the emulator's ABI (f64, f16...): a native atomic is just as correct */
+        bool fp = k != LLVMIntegerTypeKind;
+        return LLVMBuildAtomicRMW(cg->b, fp ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v,
+                                  LLVMAtomicOrderingMonotonic, 0);
+    }
+    LLVMTypeRef ps[2] = {ptr0(cg), t};
+    LLVMValueRef as[2] = {p, v};
+    return call(cg, fn, t, ps, 2, as, CALL_SYNC);
+}
+
+static void host_check_access(Cg *cg, LLVMValueRef gptr, int bytes, bool is_write) {
+    LLVMTypeRef ps[3] = {ptr0(cg), cg->t_i64, cg->t_i32};
+    LLVMValueRef as[3] = {LLVMBuildAddrSpaceCast(cg->b, gptr, ptr0(cg), ""), LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0),
+                          i32c(cg, is_write)};
+    call(cg, "tl_emu_check_access", cg->t_void, ps, 3, as, CALL_CHECK);
+}
+
+static LLVMValueRef libm(Cg *cg, const char *base, LLVMValueRef x) {
+    LLVMTypeRef t = LLVMTypeOf(x);
+    bool f64 = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
+    char name[16];
+    snprintf(name, sizeof name, "%s%s", base, f64 ? "" : "f");
+    return call(cg, name, t, &t, 1, &x, CALL_LIBM);
+}
+
+static LLVMValueRef llvm_sqrt(Cg *cg, LLVMValueRef x) {
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return cg_intrinsic(cg, "llvm.sqrt", &t, 1, &x, 1);
+}
+
+static LLVMValueRef host_math(Cg *cg, OpKind op, LLVMValueRef x) {
+    switch (op) {
+    case OP_EXP: return libm(cg, "exp", x);
+    case OP_LOG: return libm(cg, "log", x);
+    case OP_TANH: return libm(cg, "tanh", x);
+    case OP_ERF: return libm(cg, "erf", x);
+    case OP_SQRT: return llvm_sqrt(cg, x);
+    case OP_RSQRT: return LLVMBuildFDiv(cg->b, LLVMConstReal(LLVMTypeOf(x), 1.0), llvm_sqrt(cg, x), "");
+    default: return LLVMGetPoison(LLVMTypeOf(x)); /* not a math op: the lowering never asks */
+    }
+}
+
+/* x86 traps on b == 0 and on INT_MIN / -1. b == 0 is reported to the emulator (the GPU gives an
+ * unspecified value, lang/SPEC.md 5.3); INT_MIN / -1 silently gives what the GPU gives (INT_MIN,
+ * remainder 0): dividing by 1 instead yields exactly that. */
+static LLVMValueRef host_int_divrem(Cg *cg, OpKind op, LLVMValueRef a, LLVMValueRef bv, bool is_unsigned) {
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef t = LLVMTypeOf(bv);
+    unsigned w = LLVMGetIntTypeWidth(t);
+    if (LLVMIsAConstantInt(bv)) { /* a constant divisor other than 0 and -1 needs no guard */
+        long long c = LLVMConstIntGetSExtValue(bv);
+        if (c != 0 && (c != -1 || is_unsigned)) {
+            if (op == OP_REM) return is_unsigned ? LLVMBuildURem(b, a, bv, "") : LLVMBuildSRem(b, a, bv, "");
+            return is_unsigned ? LLVMBuildUDiv(b, a, bv, "") : LLVMBuildSDiv(b, a, bv, "");
+        }
+    }
+    LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+    LLVMValueRef is_zero = LLVMBuildICmp(b, LLVMIntEQ, bv, zero, "");
+    LLVMValueRef bad = is_zero;
+    if (!is_unsigned) {
+        LLVMValueRef minus1 = LLVMBuildICmp(b, LLVMIntEQ, bv, LLVMConstAllOnes(t), "");
+        LLVMValueRef amin = LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstInt(t, 1ull << (w - 1), 0), "");
+        bad = LLVMBuildOr(b, is_zero, LLVMBuildAnd(b, minus1, amin, ""), "");
+    }
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "div.zero");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "div.cont");
+    LLVMMoveBasicBlockAfter(report, cur);
+    LLVMMoveBasicBlockAfter(cont, report);
+    LLVMBuildCondBr(b, is_zero, report, cont);
+    LLVMPositionBuilderAtEnd(b, report);
+    call(cg, "tl_emu_div_zero", cg->t_void, NULL, 0, NULL, CALL_CHECK);
+    LLVMBuildBr(b, cont);
+    LLVMPositionBuilderAtEnd(b, cont);
+    LLVMValueRef safe = LLVMBuildSelect(b, bad, one, bv, "");
+    if (op == OP_REM) return is_unsigned ? LLVMBuildURem(b, a, safe, "") : LLVMBuildSRem(b, a, safe, "");
+    return is_unsigned ? LLVMBuildUDiv(b, a, safe, "") : LLVMBuildSDiv(b, a, safe, "");
+}
+
+/* Round to nearest even on the bits (Debian 12's libgcc has no __truncsfbf2); a NaN keeps its sign
+ * and top payload and becomes quiet. */
+static LLVMValueRef host_f32_to_bf16(Cg *cg, LLVMValueRef x) {
+    LLVMBuilderRef b = cg->b;
+    LLVMValueRef u = LLVMBuildBitCast(b, x, cg->t_i32, "");
+    LLVMValueRef hi = LLVMBuildLShr(b, u, i32c(cg, 16), "");
+    LLVMValueRef bias = LLVMBuildAdd(b, i32c(cg, 0x7fff), LLVMBuildAnd(b, hi, i32c(cg, 1), ""), "");
+    LLVMValueRef rounded = LLVMBuildLShr(b, LLVMBuildAdd(b, u, bias, ""), i32c(cg, 16), "");
+    LLVMValueRef quiet = LLVMBuildOr(b, hi, i32c(cg, 0x40), "");
+    LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    LLVMValueRef r = LLVMBuildSelect(b, nan, quiet, rounded, "");
+    return LLVMBuildBitCast(b, LLVMBuildTrunc(b, r, cg->t_i16, ""), cg->t_bf16, "");
+}
+
+/* `void K__entry(ptr params)`: params[i] points at ABI parameter i (cuLaunchKernel's kernelParams). */
+static void host_finish_kernel(Cg *cg) {
+    /* shared_base is called for every kernel; an unused base would stay (the call is convergent). */
+    LLVMValueRef cast = cg->smem ? LLVMIsAAddrSpaceCastInst(cg->smem) : NULL;
+    if (cast && !LLVMGetFirstUse(cast)) {
+        LLVMValueRef base = LLVMGetOperand(cast, 0);
+        LLVMInstructionEraseFromParent(cast);
+        if (LLVMIsACallInst(base) && !LLVMGetFirstUse(base)) LLVMInstructionEraseFromParent(base);
+        cg->smem = NULL;
+    }
+    size_t len = 0;
+    const char *kname = LLVMGetValueName2(cg->fn, &len);
+    char *name = arena_printf(cg->arena, "%.*s__entry", (int)len, kname);
+    LLVMTypeRef p = ptr0(cg);
+    LLVMValueRef entry = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_void, &p, 1, 0));
+    LLVMSetLinkage(entry, LLVMExternalLinkage);
+    /* A builder of its own: the kernel's builder carries the kernel's debug location. */
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->ctx, entry, "entry"));
+    LLVMTypeRef kty = LLVMGlobalGetValueType(cg->fn);
+    unsigned n = LLVMCountParamTypes(kty);
+    LLVMTypeRef *pts = arena_calloc(cg->arena, n ? n : 1, sizeof *pts);
+    LLVMValueRef *args = arena_calloc(cg->arena, n ? n : 1, sizeof *args);
+    LLVMGetParamTypes(kty, pts);
+    LLVMValueRef params = LLVMGetParam(entry, 0);
+    for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef idx = LLVMConstInt(cg->t_i64, i, 0);
+        LLVMValueRef slot = LLVMBuildGEP2(b, p, params, &idx, 1, "");
+        LLVMValueRef at = LLVMBuildLoad2(b, p, slot, "");
+        args[i] = LLVMBuildLoad2(b, pts[i], at, "");
+    }
+    LLVMBuildCall2(b, kty, cg->fn, args, n, "");
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+}
+
+const BeTargetHooks be_target_host = {
+    .name = "host",
+    .thread_id = host_thread_id,
+    .program_id = host_program_id,
+    .num_programs = host_num_programs,
+    .shared_base = host_shared_base,
+    .barrier = host_barrier,
+    .shfl_xor = host_shfl_xor,
+    .atomic_add = host_atomic_add,
+    .check_access = host_check_access,
+    .math = host_math,
+    .int_divrem = host_int_divrem,
+    .f32_to_bf16 = host_f32_to_bf16,
+    .finish_kernel = host_finish_kernel,
+};

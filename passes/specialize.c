@@ -1,0 +1,118 @@
+/* specialize: argument-fact variants of every kernel (Triton's specialization on alignment and
+ * divisibility by 16). A kernel K whose parameters can carry a fact stays as the generic variant
+ * and gets a clone K__<code>, placed right after it, compiled assuming every fact below; at launch
+ * the dispatcher picks the clone when the actual arguments satisfy its facts (backend/metadata.h).
+ *
+ *   parameter      facts of the clone (func attribute arg_facts, one string per parameter)
+ *   ptr<T>         align16             the address is a multiple of 16 bytes
+ *   i32, i64       div16               the value is a multiple of 16
+ *   view<T>[r]     align16             the base address is a multiple of 16 bytes
+ *                  contig              the last stride is 1
+ *                  div16               every size, and every stride but the last, is a multiple of 16
+ *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31: offsets fit in i32
+ *
+ * Facts are written comma-separated in that order. The clone's name spells them one letter group
+ * per parameter, joined by '_' (a align16, c contig, d div16, i i32, x none), which stays a valid
+ * PTX identifier: vadd(ptr, ptr, ptr, i32) -> vadd__a_a_a_d. Both variants carry
+ * variant_of = "K"; kernels that already have variant_of are variants and are never cloned again,
+ * so running the pass twice changes nothing. What the facts unlock is decided later, by the axis
+ * analysis (backend/axisinfo.c): vector widths, i32 view offsets. */
+#include <string.h>
+#include "pass_util.h"
+
+/* The facts a parameter of type t can carry, as the arg_facts string ("" when none). */
+static const char *facts_of(const Type *t) {
+    if (!t) return "";
+    switch (t->kind) {
+    case TY_PTR: return "align16";
+    case TY_I32:
+    case TY_I64: return "div16";
+    case TY_VIEW: return "align16,contig,div16,i32";
+    default: return "";
+    }
+}
+
+/* Appends the mangling letters of one arg_facts string ("x" when empty). */
+static void mangle_facts(StrBuf *sb, const char *facts) {
+    if (!*facts) {
+        sb_putc(sb, 'x');
+        return;
+    }
+    static const struct { const char *name; char letter; } letters[] = {
+        {"align16", 'a'}, {"contig", 'c'}, {"div16", 'd'}, {"i32", 'i'}};
+    for (size_t i = 0; i < sizeof letters / sizeof letters[0]; i++) {
+        size_t n = strlen(letters[i].name);
+        for (const char *p = facts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+            if (!strncmp(p, letters[i].name, n) && (p[n] == ',' || p[n] == 0)) sb_putc(sb, letters[i].letter);
+    }
+}
+
+/* A copy of kernel k named `name`, with k's attributes, linked into m right after k. */
+static Func *clone_after(IrModule *m, Func *k, const char *name) {
+    Func *c = ir_func_new(m, k->kind, name, k->loc);
+    ir_func_set_results(m, c, k->result_types, k->num_results);
+    for (int i = 0; i < k->num_attrs; i++) ir_func_set_attr(m, c, k->attrs[i].name, k->attrs[i].value);
+    ValueMap vm = {0};
+    Block *src = ir_func_block(k), *dst = ir_func_block(c);
+    for (int i = 0; i < src->num_args; i++)
+        ir_vmap_add(&vm, src->args[i], ir_block_add_arg(m, dst, src->args[i]->type, src->args[i]->name));
+    for (const Op *op = src->first; op; op = op->next) ir_block_append(dst, ir_op_clone(m, op, &vm));
+    ir_vmap_free(&vm);
+
+    ir_func_remove(m, c);
+    c->prev = k;
+    c->next = k->next;
+    if (k->next) k->next->prev = c;
+    else m->last = c;
+    k->next = c;
+    return c;
+}
+
+/* Adds the variant of kernel k; false (after an error) when its name is taken. */
+static bool specialize_kernel(IrModule *m, Func *k, PassContext *ctx) {
+    Block *b = ir_func_block(k);
+    int n = b->num_args;
+    bool any = false;
+    for (int i = 0; i < n; i++) any |= *facts_of(b->args[i]->type) != 0;
+    if (!any) return false;
+
+    StrBuf name = {0}, summary = {0};
+    sb_printf(&name, "%s__", k->name);
+    Attr **items = arena_calloc(m->arena, (size_t)n, sizeof *items);
+    for (int i = 0; i < n; i++) {
+        const char *f = facts_of(b->args[i]->type);
+        items[i] = ir_attr_string(m, f);
+        if (i) sb_putc(&name, '_');
+        mangle_facts(&name, f);
+        if (*f) sb_printf(&summary, "%s%s: %s", summary.len ? "; " : "", b->args[i]->name ? b->args[i]->name : "?", f);
+    }
+    bool ok = ir_func_find(m, sb_str(&name)) == NULL;
+    if (!ok) {
+        diag_error(ctx->diag, k->loc,
+                   "cannot add the specialized variant '%s' of kernel '%s': a function of that name already exists; "
+                   "rename one of them",
+                   sb_str(&name), k->name);
+    } else {
+        const char *cname = arena_strdup(m->arena, sb_str(&name));
+        ir_func_set_attr(m, k, "variant_of", ir_attr_string(m, k->name));
+        Func *c = clone_after(m, k, cname);
+        ir_func_set_attr(m, c, "arg_facts", ir_attr_array(m, items, n));
+        if (ctx->remarks)
+            diag_remark(ctx->diag, k->loc, "kernel '%s': added variant '%s' assuming %s", k->name, cname,
+                        sb_str(&summary));
+    }
+    sb_free(&name);
+    sb_free(&summary);
+    return ok;
+}
+
+bool pass_specialize(IrModule *m, PassContext *ctx) {
+    bool changed = false;
+    /* Collect first: the loop would otherwise meet the clones it adds. */
+    PtrVec kernels = {0};
+    for (Func *f = m->first; f; f = f->next)
+        if (f->kind == FUNC_KERNEL && !ir_func_attr(f, "variant_of")) ptrvec_push(&kernels, f);
+    for (int i = 0; i < kernels.len; i++) changed |= specialize_kernel(m, kernels.items[i], ctx);
+    ptrvec_free(&kernels);
+    return changed;
+}
