@@ -423,7 +423,7 @@ static Info view_part(const AxisInfo *ax, const Value *view, ViewPart part, int 
     unsigned f = axis_arg_facts(ax, view->index);
     bool last = k == vt->rank - 1;
     if (part == VIEW_BASE && (f & AXIS_FACT_ALIGN16)) x.f.div[0] = max64(16, x.f.div[0]);
-    if (part == VIEW_SIZE && (f & AXIS_FACT_DIV16)) x.f.div[0] = 16;
+    if (part == VIEW_SIZE && last && (f & AXIS_FACT_DIV16)) x.f.div[0] = 16;
     if (part == VIEW_STRIDE && last && (f & AXIS_FACT_CONTIG)) x = const_of(scalar, 1);
     else if (part == VIEW_STRIDE && !last && (f & AXIS_FACT_DIV16)) x.f.div[0] = 16;
     return x;

@@ -1,15 +1,16 @@
 /* Global memory accesses (cg.h cg_lower_memory): LOAD, STORE and ATOMIC_ADD through pointers,
  * VIEW_LOAD and VIEW_STORE through tensor views (address = base + sum_d idx_d * stride_d).
  *
- * - Masked-off lanes never touch memory, and a masked-off load yields `other` (or 0). On NVPTX a
- *   masked global access is one predicated PTX instruction (`@p ld.global`, inline asm as Triton
- *   does: LLVM's NVPTX backend has no if-conversion and would leave a branch per access); elsewhere
- *   (the host emulator) the access sits in its own branch.
+ * - Masked-off lanes never touch memory, and a masked-off load yields `other` (or 0). A masked
+ *   global access goes through the target's masked_load / masked_store hook (NVPTX: one
+ *   predicated instruction); where the hook is NULL (the host emulator) the access sits in its
+ *   own branch.
  * - Registers are grouped by axis_vector_width: one <v x T> access per group, aligned to v * size;
  *   the mask of a group's first element holds for the whole group (the analysis guarantees it).
  * - View offsets are computed in i32 where axis_view_i32 says they fit (the variant's i32 fact),
  *   else in i64; --remarks says which and why.
- * - hooks->check_access precedes every global access (the emulator's bounds checks).
+ * - hooks->check_access precedes every global access made by a plain load or store (the
+ *   emulator's bounds checks); the masked hooks are for targets without checks (target.h).
  * - Replicated registers (ir/layout.h) hold the same element: stores and atomics are issued by
  *   the element's owner only, so an atomic adds once; the old values reach the replicas through
  *   shared memory when they are used. Scalars are uniform: thread 0 alone stores them. */
@@ -268,135 +269,19 @@ static LLVMValueRef to_mem(Cg *cg, Access *a, LLVMValueRef v) {
     return a->elem->kind == TY_I1 ? LLVMBuildZExt(cg->b, v, cg->t_i8, "") : v;
 }
 
-/* ------------------------------------------------ NVPTX predicated accesses */
-
-/* memory(read): 2 ModRef bits (ref = 1) for each of argmem, inaccessiblemem, other memory. */
-enum { MEMORY_READ = 0x15 };
-
-/* A masked global access of `total` bytes as PTX words: 1, 2 or 4 words of b32 (total >= 4), or
- * one b16 / u8 word. Pointer elements (no bit-cast to integers) keep the branch. */
-static bool use_pred_asm(Cg *cg, Access *a, LLVMValueRef cond) {
-    return cond && cg->opt->target == BE_TARGET_NVPTX && !a->shared && a->elem->kind != TY_PTR;
+/* A masked global access goes through the target's masked hook when it has one (NULL: a branch
+ * around a plain access). Shared memory and pointer elements are outside the hooks' contract. */
+static bool use_masked_hook(Cg *cg, Access *a, LLVMValueRef cond, bool load) {
+    if (!cond || a->shared || a->elem->kind == TY_PTR) return false;
+    return load ? cg->hooks->masked_load != NULL : cg->hooks->masked_store != NULL;
 }
 
-typedef struct Words {
-    int count, bits;
-    LLVMTypeRef ty;     /* LLVM type of one word (i8 words live in 16-bit registers) */
-    const char *cons;   /* constraint letter: r (32-bit) or h (16-bit) */
-    const char *ptx;    /* PTX type of one word for ld (st uses b8 for u8) */
-} Words;
-
-static Words word_plan(Cg *cg, int total) {
-    if (total >= 4) return (Words){total / 4, 32, cg->t_i32, "r", "b32"};
-    if (total == 2) return (Words){1, 16, cg->t_i16, "h", "b16"};
-    return (Words){1, 8, cg->t_i16, "h", "u8"};
-}
-
-/* The v registers r0.. (memory representation) as the words of w. */
-static void pack_words(Cg *cg, Access *a, LLVMValueRef *regs, int v, const Words *w, LLVMValueRef *out) {
-    LLVMBuilderRef B = cg->b;
-    LLVMValueRef src;
-    if (v > 1) {
-        src = LLVMGetPoison(LLVMVectorType(a->mt, (unsigned)v));
-        for (int k = 0; k < v; k++) src = LLVMBuildInsertElement(B, src, regs[k], cg_i32(cg, k), "");
-    } else {
-        src = regs[0];
-    }
-    if (w->bits == 8) {
-        out[0] = LLVMBuildZExt(B, src, cg->t_i16, "");
-        return;
-    }
-    if (w->count == 1) {
-        out[0] = LLVMBuildBitCast(B, src, w->ty, "");
-        return;
-    }
-    LLVMValueRef vec = LLVMBuildBitCast(B, src, LLVMVectorType(w->ty, (unsigned)w->count), "");
-    for (int k = 0; k < w->count; k++) out[k] = LLVMBuildExtractElement(B, vec, cg_i32(cg, k), "");
-}
-
-/* The inverse of pack_words: v registers (memory representation) from the words. */
-static void unpack_words(Cg *cg, Access *a, LLVMValueRef *words, int v, const Words *w, LLVMValueRef *out) {
-    LLVMBuilderRef B = cg->b;
-    LLVMValueRef all;
-    if (w->bits == 8) all = LLVMBuildTrunc(B, words[0], cg->t_i8, "");
-    else if (w->count == 1) all = words[0];
-    else {
-        all = LLVMGetPoison(LLVMVectorType(w->ty, (unsigned)w->count));
-        for (int k = 0; k < w->count; k++) all = LLVMBuildInsertElement(B, all, words[k], cg_i32(cg, k), "");
-    }
-    LLVMTypeRef want = v > 1 ? LLVMVectorType(a->mt, (unsigned)v) : a->mt;
-    if (LLVMTypeOf(all) != want) all = LLVMBuildBitCast(B, all, want, "");
-    for (int k = 0; k < v; k++) out[k] = v > 1 ? LLVMBuildExtractElement(B, all, cg_i32(cg, k), "") : all;
-}
-
-static void vec_operands(StrBuf *sb, int first, int n) {
-    if (n > 1) sb_putc(sb, '{');
-    for (int k = 0; k < n; k++) sb_printf(sb, k ? ", $%d" : "$%d", first + k);
-    if (n > 1) sb_putc(sb, '}');
-}
-
-/* `other` words, then `@p ld.global` over them: one instruction, no branch. */
-static void pred_load(Cg *cg, Access *a, LLVMValueRef p, LLVMValueRef cond, LLVMValueRef *other, int v,
-                      LLVMValueRef *out) {
-    Words w = word_plan(cg, v * a->bytes);
-    LLVMValueRef ow[4], words[4];
-    pack_words(cg, a, other, v, &w, ow);
-    StrBuf txt = {0}, cons = {0};
-    int n = w.count; /* outputs $0..$n-1, address $n, predicate $n+1, other words $n+2.. */
-    for (int k = 0; k < n; k++) sb_printf(&txt, "mov.b%d $%d, $%d;\n\t", w.bits == 8 ? 16 : w.bits, k, n + 2 + k);
-    sb_printf(&txt, "@$%d ld.global%s.%s ", n + 1, n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.ptx);
-    vec_operands(&txt, 0, n);
-    sb_printf(&txt, ", [$%d];", n);
-    for (int k = 0; k < n; k++) sb_printf(&cons, "=%s,", w.cons);
-    sb_puts(&cons, "l,b");
-    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
-    LLVMTypeRef ins[6] = {LLVMTypeOf(p), cg->t_i1}, ret;
-    LLVMValueRef args[6] = {p, cond};
-    for (int k = 0; k < n; k++) {
-        ins[2 + k] = w.ty;
-        args[2 + k] = ow[k];
-    }
-    if (n == 1) ret = w.ty;
-    else {
-        LLVMTypeRef el[4] = {w.ty, w.ty, w.ty, w.ty};
-        ret = LLVMStructTypeInContext(cg->ctx, el, (unsigned)n, 0);
-    }
-    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)(2 + n), 0);
-    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 0, 0, LLVMInlineAsmDialectATT, 0);
-    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
-    /* reads memory only: LLVM may still reorder it with other loads, never across stores */
-    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
-    if (kind) LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, MEMORY_READ));
-    for (int k = 0; k < n; k++) words[k] = n == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
-    unpack_words(cg, a, words, v, &w, out);
-    sb_free(&txt);
-    sb_free(&cons);
-}
-
-/* `@p st.global`: one instruction, no branch. */
-static void pred_store(Cg *cg, Access *a, LLVMValueRef p, LLVMValueRef cond, LLVMValueRef *regs, int v) {
-    Words w = word_plan(cg, v * a->bytes);
-    LLVMValueRef words[4];
-    pack_words(cg, a, regs, v, &w, words);
-    StrBuf txt = {0}, cons = {0};
-    int n = w.count; /* address $0, predicate $1, words $2.. */
-    sb_printf(&txt, "@$1 st.global%s.%s [$0], ", n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.bits == 8 ? "b8" : w.ptx);
-    vec_operands(&txt, 2, n);
-    sb_putc(&txt, ';');
-    sb_puts(&cons, "l,b");
-    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
-    sb_puts(&cons, ",~{memory}");
-    LLVMTypeRef ins[6] = {LLVMTypeOf(p), cg->t_i1};
-    LLVMValueRef args[6] = {p, cond};
-    for (int k = 0; k < n; k++) {
-        ins[2 + k] = w.ty;
-        args[2 + k] = words[k];
-    }
-    LLVMTypeRef fty = LLVMFunctionType(cg->t_void, ins, (unsigned)(2 + n), 0);
-    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
-    LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
-    sb_free(&txt);
-    sb_free(&cons);
+/* The v registers (memory representation) as one value: a scalar, or a <v x T> vector. */
+static LLVMValueRef gather(Cg *cg, Access *a, LLVMValueRef *regs, int v) {
+    if (v == 1) return regs[0];
+    LLVMValueRef vec = LLVMGetPoison(LLVMVectorType(a->mt, (unsigned)v));
+    for (int k = 0; k < v; k++) vec = LLVMBuildInsertElement(cg->b, vec, regs[k], cg_i32(cg, k), "");
+    return vec;
 }
 
 static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
@@ -406,12 +291,12 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
     LLVMValueRef zero = LLVMConstNull(cg_storage_type(cg, a->elem));
     for (int r0 = 0; r0 < a->n; r0 += v) {
         LLVMValueRef p = address(cg, a, r0), cond = condition(cg, a, r0);
-        if (use_pred_asm(cg, a, cond)) {
-            LLVMValueRef other[16], got[16];
+        if (use_masked_hook(cg, a, cond, true)) {
+            LLVMValueRef other[16];
             for (int k = 0; k < v; k++) other[k] = to_mem(cg, a, a->other ? a->other->regs[r0 + k] : zero);
-            check(cg, a, p, v * a->bytes, false);
-            pred_load(cg, a, p, cond, other, v, got);
-            for (int k = 0; k < v; k++) out[r0 + k] = from_mem(cg, a, got[k]);
+            LLVMValueRef got = cg->hooks->masked_load(cg, p, cond, gather(cg, a, other, v));
+            for (int k = 0; k < v; k++)
+                out[r0 + k] = from_mem(cg, a, v > 1 ? LLVMBuildExtractElement(B, got, cg_i32(cg, k), "") : got);
             continue;
         }
         LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
@@ -442,20 +327,12 @@ static void lower_store(Cg *cg, Access *a) {
     int v = a->width;
     for (int r0 = 0; r0 < a->n; r0 += v) {
         LLVMValueRef p = address(cg, a, r0), cond = condition(cg, a, r0);
-        if (use_pred_asm(cg, a, cond)) {
-            LLVMValueRef regs[16];
-            for (int k = 0; k < v; k++) regs[k] = to_mem(cg, a, a->value->regs[r0 + k]);
-            check(cg, a, p, v * a->bytes, true);
-            pred_store(cg, a, p, cond, regs, v);
+        LLVMValueRef regs[16];
+        for (int k = 0; k < v; k++) regs[k] = to_mem(cg, a, a->value->regs[r0 + k]);
+        LLVMValueRef val = gather(cg, a, regs, v);
+        if (use_masked_hook(cg, a, cond, false)) {
+            cg->hooks->masked_store(cg, p, cond, val);
             continue;
-        }
-        LLVMValueRef val;
-        if (v > 1) {
-            val = LLVMGetPoison(LLVMVectorType(a->mt, (unsigned)v));
-            for (int k = 0; k < v; k++)
-                val = LLVMBuildInsertElement(B, val, to_mem(cg, a, a->value->regs[r0 + k]), cg_i32(cg, k), "");
-        } else {
-            val = to_mem(cg, a, a->value->regs[r0]);
         }
         LLVMBasicBlockRef join = NULL;
         guard_begin(cg, cond, &join);

@@ -46,6 +46,18 @@ typedef struct BeTargetHooks {
     /* Before every global load/store of `bytes` bytes at gptr (host: bounds and alignment checks
      * against the emulator's allocations; NVPTX: nothing). */
     void (*check_access)(Cg *cg, LLVMValueRef gptr, int bytes, bool is_write);
+    /* Predicated global accesses without a branch. gptr (ptr addrspace(1)) is aligned to the
+     * access size; pred is i1; other / val is a scalar or a <v x T> vector of 1, 2, 4, 8 or 16
+     * bytes whose elements are integers or floats (i1 travels as an i8 byte; pointer elements and
+     * shared-memory accesses never come here). masked_load returns a value of other's type: the
+     * memory at gptr where pred, else other; masked_store writes val where pred. A masked-off
+     * access never touches memory. check_access is not called for them (the access may be
+     * masked off), so a target that checks accesses leaves both NULL. NULL = the lowering puts a
+     * plain access in a branch (host: the emulator's checks then see every access made).
+     * NVPTX: one `@p ld.global` / `@p st.global` of b32 words (inline asm, as Triton does: LLVM's
+     * NVPTX backend has no if-conversion and would leave a branch per access). */
+    LLVMValueRef (*masked_load)(Cg *cg, LLVMValueRef gptr, LLVMValueRef pred, LLVMValueRef other);
+    void (*masked_store)(Cg *cg, LLVMValueRef gptr, LLVMValueRef pred, LLVMValueRef val);
     /* Math on f32 or f64 scalars: op is EXP, LOG, SQRT, RSQRT, TANH or ERF (NVPTX: libdevice
      * __nv_*, or llvm.sqrt; host: libm). */
     LLVMValueRef (*math)(Cg *cg, OpKind op, LLVMValueRef x);

@@ -243,6 +243,9 @@ const BeTargetHooks be_target_host = {
     .shfl_xor = host_shfl_xor,
     .atomic_add = host_atomic_add,
     .check_access = host_check_access,
+    /* masked accesses branch around a plain access, so check_access sees each one made */
+    .masked_load = NULL,
+    .masked_store = NULL,
     .math = host_math,
     .int_divrem = host_int_divrem,
     .f32_to_bf16 = host_f32_to_bf16,

@@ -1,6 +1,6 @@
-/* NVPTX target hooks (target.h): NVVM intrinsics for ids, barriers and shuffles, libdevice
- * (__nv_*, linked by emit.c only when used) for transcendental math, and the kernel annotations
- * that make a function a PTX .entry. */
+/* NVPTX target hooks (target.h): NVVM intrinsics for ids, barriers and shuffles, predicated
+ * global accesses as inline PTX, libdevice (__nv_*, linked by emit.c only when used) for
+ * transcendental math, and the kernel annotations that make a function a PTX .entry. */
 #include <string.h>
 #include "cg.h"
 
@@ -99,6 +99,140 @@ static void nv_check_access(Cg *cg, LLVMValueRef gptr, int bytes, bool is_write)
     (void)cg, (void)gptr, (void)bytes, (void)is_write;
 }
 
+/* ------------------------------------------------ predicated global accesses */
+
+/* memory(read): 2 ModRef bits (ref = 1) for each of argmem, inaccessiblemem, other memory. */
+enum { MEMORY_READ = 0x15 };
+
+/* A predicated access of `total` bytes as PTX words: 1, 2 or 4 words of b32 (total >= 4), or one
+ * b16 / u8 word. */
+typedef struct Words {
+    int count, bits;
+    LLVMTypeRef ty;     /* LLVM type of one word (u8 words live in 16-bit registers) */
+    const char *cons;   /* constraint letter: r (32-bit) or h (16-bit) */
+    const char *ptx;    /* PTX type of one word for ld (st uses b8 for u8) */
+} Words;
+
+/* Bytes of a scalar or vector of integers / floats (the hooks' contract excludes pointers). */
+static int value_bytes(LLVMTypeRef t) {
+    int n = 1;
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+        n = (int)LLVMGetVectorSize(t);
+        t = LLVMGetElementType(t);
+    }
+    switch (LLVMGetTypeKind(t)) {
+    case LLVMIntegerTypeKind: return n * (int)((LLVMGetIntTypeWidth(t) + 7) / 8);
+    case LLVMHalfTypeKind: case LLVMBFloatTypeKind: return n * 2;
+    case LLVMFloatTypeKind: return n * 4;
+    case LLVMDoubleTypeKind: return n * 8;
+    default: return 0;
+    }
+}
+
+static Words word_plan(Cg *cg, LLVMTypeRef t) {
+    int total = value_bytes(t);
+    if (total >= 4) return (Words){total / 4, 32, cg->t_i32, "r", "b32"};
+    if (total == 2) return (Words){1, 16, cg->t_i16, "h", "b16"};
+    return (Words){1, 8, cg->t_i16, "h", "u8"};
+}
+
+/* A value (memory representation) as the words of w, by bit-casting. */
+static void pack_words(Cg *cg, LLVMValueRef src, const Words *w, LLVMValueRef *out) {
+    LLVMBuilderRef B = cg->b;
+    if (w->bits == 8) {
+        out[0] = LLVMBuildZExt(B, src, cg->t_i16, "");
+        return;
+    }
+    if (w->count == 1) {
+        out[0] = LLVMBuildBitCast(B, src, w->ty, "");
+        return;
+    }
+    LLVMValueRef vec = LLVMBuildBitCast(B, src, LLVMVectorType(w->ty, (unsigned)w->count), "");
+    for (int k = 0; k < w->count; k++) out[k] = LLVMBuildExtractElement(B, vec, i32c(cg, (unsigned)k), "");
+}
+
+/* The inverse of pack_words: a value of type `want` from the words. */
+static LLVMValueRef unpack_words(Cg *cg, LLVMValueRef *words, const Words *w, LLVMTypeRef want) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef all;
+    if (w->bits == 8) all = LLVMBuildTrunc(B, words[0], cg->t_i8, "");
+    else if (w->count == 1) all = words[0];
+    else {
+        all = LLVMGetPoison(LLVMVectorType(w->ty, (unsigned)w->count));
+        for (int k = 0; k < w->count; k++) all = LLVMBuildInsertElement(B, all, words[k], i32c(cg, (unsigned)k), "");
+    }
+    return LLVMTypeOf(all) == want ? all : LLVMBuildBitCast(B, all, want, "");
+}
+
+static void vec_operands(StrBuf *sb, int first, int n) {
+    if (n > 1) sb_putc(sb, '{');
+    for (int k = 0; k < n; k++) sb_printf(sb, k ? ", $%d" : "$%d", first + k);
+    if (n > 1) sb_putc(sb, '}');
+}
+
+/* `other` words, then `@p ld.global` over them: one instruction, no branch. */
+static LLVMValueRef nv_masked_load(Cg *cg, LLVMValueRef gptr, LLVMValueRef pred, LLVMValueRef other) {
+    Words w = word_plan(cg, LLVMTypeOf(other));
+    LLVMValueRef ow[4], words[4];
+    pack_words(cg, other, &w, ow);
+    StrBuf txt = {0}, cons = {0};
+    int n = w.count; /* outputs $0..$n-1, address $n, predicate $n+1, other words $n+2.. */
+    for (int k = 0; k < n; k++) sb_printf(&txt, "mov.b%d $%d, $%d;\n\t", w.bits == 8 ? 16 : w.bits, k, n + 2 + k);
+    sb_printf(&txt, "@$%d ld.global%s.%s ", n + 1, n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.ptx);
+    vec_operands(&txt, 0, n);
+    sb_printf(&txt, ", [$%d];", n);
+    for (int k = 0; k < n; k++) sb_printf(&cons, "=%s,", w.cons);
+    sb_puts(&cons, "l,b");
+    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
+    LLVMTypeRef ins[6] = {LLVMTypeOf(gptr), cg->t_i1}, ret;
+    LLVMValueRef args[6] = {gptr, pred};
+    for (int k = 0; k < n; k++) {
+        ins[2 + k] = w.ty;
+        args[2 + k] = ow[k];
+    }
+    if (n == 1) ret = w.ty;
+    else {
+        LLVMTypeRef el[4] = {w.ty, w.ty, w.ty, w.ty};
+        ret = LLVMStructTypeInContext(cg->ctx, el, (unsigned)n, 0);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)(2 + n), 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 0, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
+    /* reads memory only: LLVM may still reorder it with other loads, never across stores */
+    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
+    if (kind) LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, MEMORY_READ));
+    for (int k = 0; k < n; k++) words[k] = n == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
+    sb_free(&txt);
+    sb_free(&cons);
+    return unpack_words(cg, words, &w, LLVMTypeOf(other));
+}
+
+/* `@p st.global`: one instruction, no branch. */
+static void nv_masked_store(Cg *cg, LLVMValueRef gptr, LLVMValueRef pred, LLVMValueRef val) {
+    Words w = word_plan(cg, LLVMTypeOf(val));
+    LLVMValueRef words[4];
+    pack_words(cg, val, &w, words);
+    StrBuf txt = {0}, cons = {0};
+    int n = w.count; /* address $0, predicate $1, words $2.. */
+    sb_printf(&txt, "@$1 st.global%s.%s [$0], ", n > 1 ? (n == 2 ? ".v2" : ".v4") : "", w.bits == 8 ? "b8" : w.ptx);
+    vec_operands(&txt, 2, n);
+    sb_putc(&txt, ';');
+    sb_puts(&cons, "l,b");
+    for (int k = 0; k < n; k++) sb_printf(&cons, ",%s", w.cons);
+    sb_puts(&cons, ",~{memory}");
+    LLVMTypeRef ins[6] = {LLVMTypeOf(gptr), cg->t_i1};
+    LLVMValueRef args[6] = {gptr, pred};
+    for (int k = 0; k < n; k++) {
+        ins[2 + k] = w.ty;
+        args[2 + k] = words[k];
+    }
+    LLVMTypeRef fty = LLVMFunctionType(cg->t_void, ins, (unsigned)(2 + n), 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(cg->b, fty, asmv, args, (unsigned)(2 + n), "");
+    sb_free(&txt);
+    sb_free(&cons);
+}
+
 /* A libdevice function `double f(double)` / `float f(float)`, declared on first use. */
 static LLVMValueRef libcall(Cg *cg, const char *name, LLVMValueRef x) {
     LLVMTypeRef t = LLVMTypeOf(x);
@@ -190,6 +324,8 @@ const BeTargetHooks be_target_nvptx = {
     .shfl_xor = nv_shfl_xor,
     .atomic_add = nv_atomic_add,
     .check_access = nv_check_access,
+    .masked_load = nv_masked_load,
+    .masked_store = nv_masked_store,
     .math = nv_math,
     .int_divrem = nv_int_divrem,
     .f32_to_bf16 = nv_f32_to_bf16,

@@ -8,7 +8,8 @@
  *   i32, i64       div16               the value is a multiple of 16
  *   view<T>[r]     align16             the base address is a multiple of 16 bytes
  *                  contig              the last stride is 1
- *                  div16               every size, and every stride but the last, is a multiple of 16
+ *                  div16               the last size, and every stride but the last, are multiples of 16
+ *                                      (other sizes are free: a batch of 1 keeps the variant)
  *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31: offsets fit in i32
  *
  * Facts are written comma-separated in that order. The clone's name spells them one letter group

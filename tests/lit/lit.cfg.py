@@ -39,3 +39,13 @@ if ptxas and os.path.exists(ptxas):
     config.substitutions.append(("%ptxas", ptxas))
 else:
     lit_config.note("ptxas not found: PTX acceptance tests are skipped (install the CUDA toolkit)")
+# NVPTX math (exp, log, tanh, erf, rsqrt) links libdevice: tests that emit it say
+# `REQUIRES: libdevice` and are skipped where the CUDA toolkit is absent.
+libdevice = os.environ.get("TILEC_LIBDEVICE") or getattr(config, "libdevice", "")
+if libdevice and os.path.exists(libdevice):
+    config.available_features.add("libdevice")
+else:
+    lit_config.note("libdevice not found: NVPTX math tests are skipped (install the CUDA toolkit)")
+for var in ("TILEC_LIBDEVICE",):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
