@@ -24,6 +24,8 @@ typedef enum TlEmit {
     TL_EMIT_PTX,    /* NVPTX only: kernel metadata as a // comment block, then PTX */
     TL_EMIT_OBJ,    /* host only: an ELF object for the emulator, metadata in `tilec_metadata` */
     TL_EMIT_META,   /* the kernel metadata alone (see backend/metadata.h) */
+    TL_EMIT_SO,     /* host only: a shared object the emulator loads (the object linked by the system
+                       C compiler, `cc -shared`; TILEC_CC overrides the command) */
 } TlEmit;
 
 typedef enum TlTarget { TL_TARGET_NVPTX, TL_TARGET_HOST } TlTarget;
@@ -61,6 +63,10 @@ typedef struct TlCompileOptions {
     int num_warps;         /* warps per CTA (a power of two, 1..32), default 4 */
     bool fma;              /* contract a*b+c to fma (default on, like nvcc -fmad=true) */
     bool remarks;          /* print one remark per codegen/fusion decision */
+    /* On-disk compile cache for code emission (llvm/ptx/obj/meta/so): NULL = none. One file per entry,
+     * keyed by a hash of the source, -D values, emit kind, target, mcpu, -O, debug, FMA policy,
+     * num_warps, pass lists and the compiler version; written atomically; checksummed. */
+    const char *cache_dir;
     FILE *diag_out;        /* diagnostics and --print-* dumps; NULL = stderr */
 } TlCompileOptions;
 

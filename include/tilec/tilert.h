@@ -1,0 +1,145 @@
+/* libtilert: load and launch what libtilec produced, on a GPU through the CUDA Driver API, or on the
+ * CPU through the SIMT emulator. The runtime never compiles (see ../shared/BRIEF.md): it loads
+ *   - PTX with its metadata comment block (tilec --emit=ptx) for the GPU, and
+ *   - a host shared object with its `tilec_metadata` string (tilec --emit=so --target=host) for the
+ *     emulator,
+ * and launches kernels BY NAME through that metadata (backend/metadata.h), checking the arguments
+ * against the declared parameters and picking the variant whose argument facts the actual arguments
+ * satisfy (align16, div16, contig, i32), falling back to the generic variant.
+ *
+ * No LLVM, no link-time CUDA: libcuda.so.1 is opened with dlopen on first use, so programs start on
+ * machines without a driver and get TLRT_ERR_NO_DRIVER / TLRT_ERR_NO_DEVICE from tlrt_create.
+ * No global state except the lazily loaded driver table; everything hangs off a TlrtContext.
+ *
+ * Errors: every call returns a TlrtStatus; on failure tlrt_last_error(ctx) gives one line naming the
+ * call, the CUDA error name where there is one (CUDA_ERROR_INVALID_PTX ...), the kernel, and for module
+ * loads the JIT log verbatim; for emulator faults the kernel, block, thread and address.
+ */
+#ifndef TILEC_TILERT_H
+#define TILEC_TILERT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum TlrtStatus {
+    TLRT_OK = 0,
+    TLRT_ERR_NO_DRIVER,    /* libcuda.so.1 not found or lacks an entry point */
+    TLRT_ERR_NO_DEVICE,    /* the driver is there but reports no usable device */
+    TLRT_ERR_CUDA,         /* a driver call failed (name and call in tlrt_last_error) */
+    TLRT_ERR_LOAD,         /* module could not be loaded: bad PTX (JIT log), bad .so, bad metadata */
+    TLRT_ERR_NOT_FOUND,    /* no kernel of that name in the module */
+    TLRT_ERR_ARGS,         /* launch arguments do not match the kernel's parameters, or a bad grid */
+    TLRT_ERR_FAULT,        /* the emulator caught a fault: out-of-bounds / misaligned access, divergent
+                              barrier, integer division by zero, shared-memory race */
+    TLRT_ERR_UNSUPPORTED,  /* the operation does not exist on this device (e.g. a PTX module on the emulator) */
+    TLRT_ERR_NOMEM,
+    TLRT_ERR_IO,
+    TLRT_ERR_INVALID,      /* NULL or foreign handle, misuse of the API */
+} TlrtStatus;
+
+typedef enum TlrtDeviceKind {
+    TLRT_DEVICE_AUTO,  /* the environment variable TILE_DEVICE=emu|cuda|auto decides; auto (or unset) =
+                          CUDA when a driver and a device are present, else the emulator */
+    TLRT_DEVICE_CUDA,
+    TLRT_DEVICE_EMU,
+} TlrtDeviceKind;
+
+typedef struct TlrtContext TlrtContext;
+typedef struct TlrtModule TlrtModule;
+typedef struct TlrtStream TlrtStream;
+typedef struct TlrtEvent TlrtEvent;
+typedef struct TlrtGraph TlrtGraph;
+
+/* Creates a context on device 0 of the requested kind. With TLRT_DEVICE_CUDA and no driver/device the
+ * status says which; *out is still set (so tlrt_last_error can be read) and must be destroyed. */
+TlrtStatus tlrt_create(TlrtDeviceKind kind, TlrtContext **out);
+void tlrt_destroy(TlrtContext *ctx);
+/* The kind actually in use (CUDA or EMU) and a human-readable device name ("NVIDIA H200 (sm_90)",
+ * "tilec SIMT emulator"). */
+TlrtDeviceKind tlrt_device_kind(const TlrtContext *ctx);
+const char *tlrt_device_name(const TlrtContext *ctx);
+/* The message of the last failing call on ctx ("" when none). Owned by ctx, valid until the next call. */
+const char *tlrt_last_error(const TlrtContext *ctx);
+const char *tlrt_status_name(TlrtStatus st); /* "TLRT_ERR_CUDA" ... */
+
+/* ---- device memory: device addresses as void* (CUdeviceptr on CUDA; tracked host memory on the
+ * emulator, which checks every kernel access against these allocations). Alignment >= 256 bytes. */
+TlrtStatus tlrt_malloc(TlrtContext *ctx, size_t bytes, void **dptr);
+TlrtStatus tlrt_free(TlrtContext *ctx, void *dptr);
+TlrtStatus tlrt_memcpy_htod(TlrtContext *ctx, void *dst, const void *src, size_t bytes);
+TlrtStatus tlrt_memcpy_dtoh(TlrtContext *ctx, void *dst, const void *src, size_t bytes);
+TlrtStatus tlrt_memset(TlrtContext *ctx, void *dst, uint8_t byte, size_t bytes);
+
+/* ---- modules */
+/* Loads a module from a file: .ptx (CUDA) or a host shared object (.so, emulator). A PTX module on the
+ * emulator or a .so on CUDA is TLRT_ERR_UNSUPPORTED. Dynamic shared memory above 48 KB is enabled per
+ * kernel (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) from the metadata. */
+TlrtStatus tlrt_module_load(TlrtContext *ctx, const char *path, TlrtModule **out);
+/* Loads PTX text from memory (NUL-terminated, metadata block included): libtileops embeds PTX. */
+TlrtStatus tlrt_module_load_ptx(TlrtContext *ctx, const char *ptx, TlrtModule **out);
+void tlrt_module_unload(TlrtModule *m);
+/* Number of kernels (source names, not variants) and their names, for tools. */
+int tlrt_module_kernel_count(const TlrtModule *m);
+const char *tlrt_module_kernel_name(const TlrtModule *m, int i);
+
+/* ---- launch */
+typedef enum TlrtArgKind { TLRT_ARG_PTR, TLRT_ARG_I32, TLRT_ARG_I64, TLRT_ARG_F32, TLRT_ARG_F64, TLRT_ARG_VIEW } TlrtArgKind;
+
+#define TLRT_MAX_RANK 8
+/* A tensor view argument: device base pointer, sizes and strides in ELEMENTS (not bytes). */
+typedef struct TlrtView {
+    void *data;
+    int rank;
+    int64_t sizes[TLRT_MAX_RANK];
+    int64_t strides[TLRT_MAX_RANK];
+} TlrtView;
+
+typedef struct TlrtArg {
+    TlrtArgKind kind;
+    union {
+        void *ptr;
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        double f64;
+        TlrtView view;
+    } u;
+} TlrtArg;
+
+/* Convenience constructors. */
+TlrtArg tlrt_arg_ptr(void *p);
+TlrtArg tlrt_arg_i32(int32_t v);
+TlrtArg tlrt_arg_i64(int64_t v);
+TlrtArg tlrt_arg_f32(float v);
+TlrtArg tlrt_arg_f64(double v);
+/* A contiguous (row-major) view of data with the given sizes. */
+TlrtArg tlrt_arg_view(void *data, int rank, const int64_t *sizes);
+
+/* Launches kernel `name` (its source name) on a grid of grid[0] x grid[1] x grid[2] programs (CTAs),
+ * in stream (NULL = the context's default stream). Arguments are checked against the metadata before
+ * anything runs: count, kind of each (pointer / scalar type / view rank); i1 parameters take I32 0/1.
+ * The variant chosen is the first whose facts all hold for the actual arguments (the generic one
+ * always does). On CUDA the launch is asynchronous: errors in the kernel surface at the next
+ * synchronisation. On the emulator the launch runs to completion and reports faults directly. */
+TlrtStatus tlrt_launch(TlrtModule *m, const char *name, const unsigned grid[3], const TlrtArg *args, int nargs,
+                       TlrtStream *stream);
+/* The variant name the last successful tlrt_launch on m used ("vector_add__a_a_a_d"), for tests/tools. */
+const char *tlrt_last_variant(const TlrtModule *m);
+
+/* ---- streams, events, CUDA graphs (the emulator runs everything synchronously, in order; events
+ * record host time there; graphs record and replay the launches) */
+TlrtStatus tlrt_stream_create(TlrtContext *ctx, TlrtStream **out);
+TlrtStatus tlrt_stream_synchronize(TlrtStream *s); /* NULL = the default stream */
+void tlrt_stream_destroy(TlrtStream *s);
+TlrtStatus tlrt_synchronize(TlrtContext *ctx);      /* the whole device */
+TlrtStatus tlrt_event_create(TlrtContext *ctx, TlrtEvent **out);
+TlrtStatus tlrt_event_record(TlrtEvent *e, TlrtStream *s);
+/* Milliseconds between two recorded events (waits for the second). */
+TlrtStatus tlrt_event_elapsed_ms(TlrtEvent *start, TlrtEvent *end, float *ms);
+void tlrt_event_destroy(TlrtEvent *e);
+/* Stream capture into a graph: launches between begin and end are recorded, not run. */
+TlrtStatus tlrt_graph_begin_capture(TlrtStream *s);
+TlrtStatus tlrt_graph_end_capture(TlrtStream *s, TlrtGraph **out);
+TlrtStatus tlrt_graph_launch(TlrtGraph *g, TlrtStream *s);
+void tlrt_graph_destroy(TlrtGraph *g);
+#endif
