@@ -133,6 +133,9 @@ bool cg_lower_control(Cg *cg, Op *op);     /* FOR IF YIELD RETURN */
 bool cg_lower_reduce(Cg *cg, Op *op);      /* REDUCE */
 bool cg_lower_dot(Cg *cg, Op *op);         /* DOT */
 bool cg_lower_convert(Cg *cg, Op *op);     /* CONVERT_LAYOUT RESHAPE BARRIER */
+bool cg_lower_print(Cg *cg, Op *op);       /* PRINT (lower_print.c) */
+/* A private constant NUL-terminated copy of s in address space `addrspace` (lower_print.c). */
+LLVMValueRef cg_cstring(Cg *cg, const char *s, unsigned addrspace);
 
 /* Lowers one kernel into llvm's module (codegen.c). *smem_bytes receives its shared memory size. */
 bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, DiagEngine *d, int64_t *smem_bytes);

@@ -67,6 +67,7 @@ static bool lower_op(Cg *cg, Op *op) {
     case OP_DOT: return cg_lower_dot(cg, op);
     case OP_CONVERT_LAYOUT: case OP_RESHAPE: case OP_BARRIER:
         return cg_lower_convert(cg, op);
+    case OP_PRINT: return cg_lower_print(cg, op);
     default: return reject(cg, op);
     }
 }

@@ -16,6 +16,10 @@
  *   int64_t tl_emu_atomic_add_i64(void *p, int64_t v)
  *   void    tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write)  before every global access
  *   void    tl_emu_div_zero(void)                  reports an integer division by zero (then continues)
+ *   void    tl_emu_print(const char *fmt, const void *args)   the `print` op: one line, formatted as
+ *           CUDA's vprintf formats it (fmt uses only %d %u %lld %llu %g and %%; args packs the values
+ *           in order, each aligned to its size: int32 for %d/%u, int64 for %lld/%llu, double for
+ *           %g) and written whole to stdout (runtime/emu/emu_print.c). Not convergent.
  * and, per kernel K, the generated entry `void K__entry(void **params)` which unpacks params (one
  * pointer per ABI parameter, like cuLaunchKernel's kernelParams) and calls K.
  */
@@ -67,6 +71,11 @@ typedef struct BeTargetHooks {
     /* f32 -> bf16 rounded to nearest even (NVPTX: fptrunc, cvt.rn.bf16.f32; host: bit arithmetic,
      * since Debian 12's libgcc lacks __truncsfbf2). */
     LLVMValueRef (*f32_to_bf16)(Cg *cg, LLVMValueRef x);
+    /* The `print` op (lower_print.c): writes one line. fmt is the format text (only the
+     * conversions %d %u %lld %llu %g and %%), args (a generic ptr) points at its arguments packed
+     * as CUDA's vprintf reads them: an LLVM struct of i32 / i64 / double fields, naturally aligned.
+     * NVPTX: vprintf with fmt in global memory; host: tl_emu_print(fmt, args). */
+    void (*print)(Cg *cg, const char *fmt, LLVMValueRef args);
     /* After the kernel body: kernel annotations (NVPTX: PTX_Kernel calling convention, .maxntid =
      * 32*num_warps, shared memory sized to cg->smem_bytes, static below 48 KB, dynamic above;
      * host: the K__entry wrapper). */

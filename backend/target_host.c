@@ -197,6 +197,14 @@ static LLVMValueRef host_f32_to_bf16(Cg *cg, LLVMValueRef x) {
     return LLVMBuildBitCast(b, LLVMBuildTrunc(b, r, cg->t_i16, ""), cg->t_bf16, "");
 }
 
+/* tl_emu_print(fmt, args): formats like vprintf and writes the line (runtime/emu/emu_print.c). It
+ * reads the argument buffer, so it is declared like a C library function (any memory effect). */
+static void host_print(Cg *cg, const char *fmt, LLVMValueRef args) {
+    LLVMTypeRef ps[2] = {ptr0(cg), ptr0(cg)};
+    LLVMValueRef as[2] = {cg_cstring(cg, fmt, 0), args};
+    call(cg, "tl_emu_print", cg->t_void, ps, 2, as, CALL_LIBM);
+}
+
 /* `void K__entry(ptr params)`: params[i] points at ABI parameter i (cuLaunchKernel's kernelParams). */
 static void host_finish_kernel(Cg *cg) {
     /* shared_base is called for every kernel; an unused base would stay (the call is convergent). */
@@ -249,5 +257,6 @@ const BeTargetHooks be_target_host = {
     .math = host_math,
     .int_divrem = host_int_divrem,
     .f32_to_bf16 = host_f32_to_bf16,
+    .print = host_print,
     .finish_kernel = host_finish_kernel,
 };

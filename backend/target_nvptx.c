@@ -302,6 +302,17 @@ static void size_smem(Cg *cg) {
     LLVMSetValueName2(s, name, strlen(name));
 }
 
+/* CUDA's device printf: `i32 vprintf(ptr fmt, ptr args)`, the format a constant in global memory. */
+static void nv_print(Cg *cg, const char *fmt, LLVMValueRef args) {
+    LLVMTypeRef p = LLVMPointerTypeInContext(cg->ctx, 0);
+    LLVMTypeRef ps[2] = {p, p};
+    LLVMTypeRef ft = LLVMFunctionType(cg->t_i32, ps, 2, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(cg->mod, "vprintf");
+    if (!f) f = LLVMAddFunction(cg->mod, "vprintf", ft);
+    LLVMValueRef as[2] = {LLVMBuildAddrSpaceCast(cg->b, cg_cstring(cg, fmt, 1), p, ""), args};
+    LLVMBuildCall2(cg->b, ft, f, as, 2, "");
+}
+
 static void nv_finish_kernel(Cg *cg) {
     size_smem(cg);
     LLVMSetFunctionCallConv(cg->fn, CC_PTX_KERNEL);
@@ -329,5 +340,6 @@ const BeTargetHooks be_target_nvptx = {
     .math = nv_math,
     .int_divrem = nv_int_divrem,
     .f32_to_bf16 = nv_f32_to_bf16,
+    .print = nv_print,
     .finish_kernel = nv_finish_kernel,
 };

@@ -7,6 +7,8 @@
 #include "ir/ir.h"
 #include "passes/pass.h"
 #include "backend/backend.h"
+#include "driver/cache.h"
+#include "driver/link_host.h"
 #include <time.h>
 
 void tl_options_init(TlCompileOptions *opt) {
@@ -29,7 +31,9 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static bool emits_code(TlEmit e) { return e == TL_EMIT_LLVM || e == TL_EMIT_PTX || e == TL_EMIT_OBJ || e == TL_EMIT_META; }
+static bool emits_code(TlEmit e) {
+    return e == TL_EMIT_LLVM || e == TL_EMIT_PTX || e == TL_EMIT_OBJ || e == TL_EMIT_META || e == TL_EMIT_SO;
+}
 
 /* Target / emit / mcpu combinations, checked before anything is compiled (usage errors). */
 static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
@@ -41,6 +45,10 @@ static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
     }
     if (!host && opt->emit == TL_EMIT_OBJ) {
         diag_error(d, NOLOC, "--emit=obj needs --target=host: NVPTX has no object files (use --emit=ptx; ptxas makes cubins)");
+        return false;
+    }
+    if (!host && opt->emit == TL_EMIT_SO) {
+        diag_error(d, NOLOC, "--emit=so needs --target=host: the shared object is for the emulator (use --emit=ptx for the GPU)");
         return false;
     }
     if (opt->mcpu && host) {
@@ -104,6 +112,21 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
     if (!check_codegen_options(opt, d)) {
         status = TL_ERR_USAGE;
         goto done;
+    }
+    /* The compile cache (code emission only). A hit returns the stored output without compiling, so
+     * none of the compilation's diagnostics (warnings, remarks) are printed again; a request to see
+     * the pipeline (--print-*, --time-passes) skips the lookup and refreshes the entry. */
+    char cache_key_hex[CACHE_KEY_HEX];
+    const char *cache_dir = opt->cache_dir && emits_code(opt->emit) && cache_open_dir(opt->cache_dir, d) ? opt->cache_dir : NULL;
+    if (cache_dir) {
+        cache_key(filename, is_ir, text, len, opt, cache_key_hex);
+        bool dumps = opt->print_before || opt->print_after || opt->print_after_all || opt->time_passes;
+        size_t hit_len = 0;
+        if (!dumps && cache_lookup(cache_dir, cache_key_hex, opt->remarks, d, out, &hit_len)) {
+            if (out_len) *out_len = hit_len;
+            status = TL_OK;
+            goto done;
+        }
     }
     double t0 = now_ms();
 
@@ -182,18 +205,27 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             };
             BeEmitKind ek = opt->emit == TL_EMIT_LLVM ? BE_EMIT_LLVM
                           : opt->emit == TL_EMIT_PTX  ? BE_EMIT_PTX
-                          : opt->emit == TL_EMIT_OBJ  ? BE_EMIT_OBJ
+                          : opt->emit == TL_EMIT_OBJ || opt->emit == TL_EMIT_SO ? BE_EMIT_OBJ
                                                       : BE_EMIT_META;
             if (!be_compile(m, &bo, ek, d, &sb) && diag_error_count(d) == 0)
                 diag_error(d, NOLOC, "code generation failed");
+            if (opt->emit == TL_EMIT_SO && diag_error_count(d) == 0) {
+                StrBuf so = {0};
+                if (link_host_so(sb.data, sb.len, d, dout, &so)) {
+                    sb_free(&sb);
+                    sb = so;
+                }
+            }
         } else {
             IrPrintOptions po = {.locations = opt->print_locations};
             ir_print_module(m, &sb, &po);
         }
     }
     if (diag_error_count(d) == 0) {
+        size_t n = sb.len;
         *out = finish(&sb, out_len);
         status = TL_OK;
+        if (cache_dir) cache_store(cache_dir, cache_key_hex, *out, n, d);
     }
 done:
     if (status != TL_OK && status != TL_ERR_USAGE) status = TL_ERR_COMPILE;

@@ -24,6 +24,7 @@ typedef enum AstKind {
     AST_CALL,     /* name(args..., kw = arg...): args, kwnames (NULL entries for positional) */
     AST_INDEX,    /* lhs[args...]: a view access x[n, c, h, w] or an axis edit t[:, None] */
     AST_CAST,     /* lhs as type */
+    AST_STRING,   /* name: the decoded text of a "string literal" (only print's first argument) */
     /* statements */
     AST_LET,      /* let name [: type] = rhs;  (immutable) */
     AST_VAR,      /* var name [: type] = rhs;  (mutable) */

@@ -143,6 +143,16 @@ static void print_node(StrBuf *sb, const Ast *n, int depth, const char *kw) {
         break;
     case AST_BOOL: sb_puts(sb, n->ival ? "bool true" : "bool false"); break;
     case AST_NAME: sb_printf(sb, "name %s", n->name); break;
+    case AST_STRING:
+        sb_puts(sb, "string \"");
+        for (const char *c = n->name; c && *c; c++) {
+            if (*c == '"' || *c == '\\') sb_printf(sb, "\\%c", *c);
+            else if (*c == '\n') sb_puts(sb, "\\n");
+            else if (*c == '\t') sb_puts(sb, "\\t");
+            else sb_putc(sb, *c);
+        }
+        sb_putc(sb, '"');
+        break;
     case AST_NONE: sb_puts(sb, "none"); break;
     case AST_SLICE: sb_puts(sb, "slice"); break;
     case AST_LIST: sb_puts(sb, "list"); break;

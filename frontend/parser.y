@@ -55,7 +55,7 @@ typedef struct CallArg {
 /* Token classes for --emit=tokens, set by the scanner on every token it returns. */
 /* TC_ERROR: a bad character, already reported, passed to the parser as YYUNDEF so that it recovers
  * without a second message. */
-typedef enum TokClass { TC_EOF, TC_IDENT, TC_INT, TC_FLOAT, TC_KEYWORD, TC_PUNCT, TC_ERROR } TokClass;
+typedef enum TokClass { TC_EOF, TC_IDENT, TC_INT, TC_FLOAT, TC_KEYWORD, TC_PUNCT, TC_ERROR, TC_STRING } TokClass;
 
 /* Everything the scanner and the parser share for one run; no globals anywhere. */
 typedef struct ParseState {
@@ -272,6 +272,7 @@ static Ast *mk_for(ParseState *ps, const char *var, const char *fn, TILE_LTYPE f
 %token <str> IDENT "identifier"
 %token <ival> INT "integer literal"
 %token <fval> FLOAT "float literal"
+%token <str> STRING "string literal"
 %token KERNEL "kernel" FN "fn" GRAPH "graph" LET "let" VAR "var" CONST "const" PARAM "param"
 %token IF "if" ELSE "else" FOR "for" IN "in" RETURN "return" TRUE "true" FALSE "false"
 %token NONE "None" AS "as" DTYPE "dtype" TENSOR "tensor"
@@ -452,6 +453,7 @@ primary
     | IDENT "(" call_args ")"   { $$ = mk_call(ps, $1, $3, @$); }
     | INT                       { $$ = mk(ps, AST_INT, @$); $$->ival = $1; }
     | FLOAT                     { $$ = mk(ps, AST_FLOAT, @$); $$->fval = $1; }
+    | STRING                    { $$ = mk(ps, AST_STRING, @$); $$->name = $1; }
     | TRUE                      { $$ = mk(ps, AST_BOOL, @$); $$->ival = 1; }
     | FALSE                     { $$ = mk(ps, AST_BOOL, @$); $$->ival = 0; }
     | "(" expr ")"              { $$ = $2; }
@@ -532,7 +534,7 @@ static void tile_error(TILE_LTYPE *loc, void *scanner, ParseState *ps, const cha
 static bool is_expr_start(yysymbol_kind_t k) {
     switch (k) {
     case YYSYMBOL_IDENT: case YYSYMBOL_INT: case YYSYMBOL_FLOAT: case YYSYMBOL_TRUE:
-    case YYSYMBOL_FALSE: case YYSYMBOL_LPAREN: case YYSYMBOL_LBRACK:
+    case YYSYMBOL_FALSE: case YYSYMBOL_LPAREN: case YYSYMBOL_LBRACK: case YYSYMBOL_STRING:
     case YYSYMBOL_MINUS: case YYSYMBOL_BANG: case YYSYMBOL_TILDE:
         return true;
     default:
@@ -578,6 +580,7 @@ static void put_token_name(StrBuf *sb, yysymbol_kind_t k) {
     case YYSYMBOL_IDENT: sb_puts(sb, "identifier"); return;
     case YYSYMBOL_INT: sb_puts(sb, "integer literal"); return;
     case YYSYMBOL_FLOAT: sb_puts(sb, "float literal"); return;
+    case YYSYMBOL_STRING: sb_puts(sb, "string literal"); return;
     default: sb_printf(sb, "'%s'", yysymbol_name(k)); return;
     }
 }
@@ -585,7 +588,7 @@ static void put_token_name(StrBuf *sb, yysymbol_kind_t k) {
 /* The unexpected token, with its spelling where that helps: identifier 'offs'. */
 static void put_unexpected(StrBuf *sb, const ParseState *ps, yysymbol_kind_t k, const TILE_LTYPE *l) {
     put_token_name(sb, k);
-    if ((k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_FLOAT) && l->end > l->begin &&
+    if ((k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_FLOAT || k == YYSYMBOL_STRING) && l->end > l->begin &&
         (size_t)l->end <= ps->len) {
         int n = l->end - l->begin;
         sb_printf(sb, " '%.*s%s'", n > 32 ? 32 : n, ps->text + l->begin, n > 32 ? "..." : "");

@@ -297,6 +297,55 @@ static SVal bi_atomic_add(Sema *s, const Ast *call, const Ast **args, const Buil
     return sema_atomic_add(s, call, args[0], args[1], args[2]);
 }
 
+/* print("text", x, ...): a statement. The text is the op's `format`; each value is labelled by its
+ * name when it is a plain name (`x=...`), else unlabelled (""). Weak constants print in the type
+ * they take alone (i32, f32). */
+static SVal bi_print(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
+    (void)args;
+    (void)bi;
+    if (call->nargs == 0 || !call->args[0] || call->args[0]->kind != AST_STRING) {
+        diag_error(s->d, call->nargs ? call->args[0]->loc : call->loc,
+                   "the first argument of 'print' must be a string literal, e.g. print(\"x\", x)");
+        return sema_poison(NULL);
+    }
+    for (int i = 0; call->kwnames && i < call->nargs; i++)
+        if (call->kwnames[i]) {
+            diag_error(s->d, call->args[i]->loc, "'print' takes no keyword arguments");
+            return sema_poison(NULL);
+        }
+    int n = call->nargs - 1;
+    Value **vals = arena_calloc(s->tmp, (size_t)(n ? n : 1), sizeof *vals);
+    Attr **names = arena_calloc(s->tmp, (size_t)(n ? n : 1), sizeof *names);
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        const Ast *a = call->args[i + 1];
+        if (a->kind == AST_STRING) {
+            diag_error(s->d, a->loc, "only the first argument of 'print' can be a string literal");
+            ok = false;
+            continue;
+        }
+        SVal v = sema_expr(s, a);
+        if (v.kind == SV_POISON) {
+            ok = false;
+            continue;
+        }
+        const Type *e = ir_type_elem(v.type);
+        if (!(ir_type_is_int(e) || ir_type_is_float(e) || ir_type_is_bool(e))) {
+            diag_error(s->d, a->loc, "'print' prints numbers and i1 values (scalars or tiles), not %s%s",
+                       sema_tstr(s, v.type), e && e->kind == TY_PTR ? "; load the values to print them" : "");
+            ok = false;
+            continue;
+        }
+        vals[i] = sema_value(s, v, a->loc);
+        names[i] = ir_attr_string(s->m, a->kind == AST_NAME ? a->name : "");
+    }
+    if (!ok) return (SVal){.kind = SV_VOID};
+    Op *op = sema_emit(s, OP_PRINT, vals, n, NULL, call->loc);
+    ir_op_set_attr(s->m, op, "format", ir_attr_string(s->m, call->args[0]->name));
+    if (n) ir_op_set_attr(s->m, op, "names", ir_attr_array(s->m, names, n));
+    return (SVal){.kind = SV_VOID};
+}
+
 /* ------------------------------------------------------------- the table */
 
 static const Builtin builtins[] = {
@@ -328,6 +377,8 @@ static const Builtin builtins[] = {
     {"argmax", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmax"},
     {"argmin", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmin"},
     {"cast", 2, 2, 2, {"x", "type"}, bi_cast, OP_CAST, NULL},
+    /* variadic (max -1): the arguments are not bound to parameters; the handler reads the call */
+    {"print", 1, -1, 1, {"text"}, bi_print, OP_PRINT, NULL},
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 
@@ -410,6 +461,10 @@ bool sema_builtin_call(Sema *s, const Ast *call, SVal *out) {
             *out = sema_poison(NULL);
             return true;
         }
+    if (bi->max < 0) {
+        *out = bi->fn(s, call, NULL, bi);
+        return true;
+    }
     if (!bind_args(s, call, bi, args)) {
         *out = sema_poison(NULL);
         return true;

@@ -341,6 +341,9 @@ SVal sema_expr_void(Sema *s, const Ast *e) {
     case AST_LIST:
         diag_error(s->d, e->loc, "a list is only allowed as the shape argument of zeros/full");
         return sema_poison(NULL);
+    case AST_STRING:
+        diag_error(s->d, e->loc, "a string literal can only be the first argument of 'print'");
+        return sema_poison(NULL);
     case AST_UNARY: return unary(s, e);
     case AST_BINARY: {
         SVal a = sema_expr(s, e->lhs);

@@ -520,6 +520,26 @@ static void check_call(Verifier *v, Op *op) {
     if (!ok) ERR("'call' results do not match the result types of '@%s'", a->s);
 }
 
+/* print %x, ... {format = "text" [, names = ["x", ...]]}: numbers or i1, scalars or tiles. */
+static void check_print(Verifier *v, Op *op) {
+    if (!attr_is(ir_op_attr(op, "format"), ATTR_STRING)) {
+        ERR("'print' needs a string attribute 'format'");
+        return;
+    }
+    for (int i = 0; i < op->num_operands; i++) {
+        const Type *e = ir_type_elem(OPND(i));
+        if (!is_value(OPND(i)) || !(ir_type_is_int(e) || ir_type_is_float(e) || ir_type_is_bool(e))) {
+            ERR("'print' operand #%d must be a number or i1, scalar or tile, got %s", i, T(OPND(i)));
+            return;
+        }
+    }
+    const Attr *names = ir_op_attr(op, "names");
+    if (!names) return;
+    bool ok = attr_is(names, ATTR_ARRAY) && names->n == op->num_operands;
+    for (int i = 0; ok && i < names->n; i++) ok = attr_is(names->items[i], ATTR_STRING);
+    if (!ok) ERR("'print' attribute 'names' must be an array of %d strings (one per operand)", op->num_operands);
+}
+
 static void check_graph(Verifier *v, Op *op) {
     for (int i = 0; i < op->num_operands; i++)
         if (OPND(i)->kind != TY_TENSOR) {
@@ -556,6 +576,7 @@ static void check_custom(Verifier *v, Op *op) {
     case OP_IF: check_if(v, op); break;
     case OP_CALL: check_call(v, op); break;
     case OP_LOOP_PARALLEL: check_yield(v, op, 0, NULL, 0, "body"); break;
+    case OP_PRINT: check_print(v, op); break;
     case OP_BARRIER:
     case OP_YIELD:
     case OP_RETURN: break; /* placement and types are checked by the structure and the parents */

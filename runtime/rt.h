@@ -36,6 +36,7 @@ typedef struct RtMeta {
 
 /* Parses metadata text (with or without the "// " prefixes of the PTX comment block). On error
  * returns false and writes a one-line reason to err. Free with rt_meta_free. */
+/* Text without a `tilec-metadata` line parses to an empty RtMeta (true), not an error. */
 bool rt_meta_parse(const char *text, RtMeta *out, char *err, size_t errlen);
 void rt_meta_free(RtMeta *m);
 
@@ -60,6 +61,7 @@ typedef struct RtDeviceOps {
     TlrtStatus (*memset_)(TlrtContext *ctx, void *dst, uint8_t byte, size_t bytes);
     /* Loads the code (path, or PTX text when is_text) and sets every variant's handle; *dev_module
      * receives the back end's module object. The metadata is already parsed into meta. */
+    /* If meta is empty (a .so: binary, parsed by nobody yet), the back end fills it (emu: from `tilec_metadata`). */
     TlrtStatus (*module_load)(TlrtContext *ctx, const char *src, bool is_text, RtMeta *meta, void **dev_module);
     void (*module_unload)(TlrtContext *ctx, void *dev_module);
     TlrtStatus (*launch)(TlrtContext *ctx, const RtVariant *v, const unsigned grid[3], RtAbiArgs *args, TlrtStream *s);
@@ -89,6 +91,17 @@ struct TlrtContext {
 };
 
 struct TlrtStream { TlrtContext *ctx; void *dev; bool capturing; };
+
+/* A loaded module (runtime/runtime.c builds it; runtime/launch.c launches from it). kernels: the
+ * distinct variant_of names in first-appearance order, borrowed from meta. */
+struct TlrtModule {
+    TlrtContext *ctx;
+    RtMeta meta;
+    void *dev;               /* the back end's module object */
+    int nkernels;
+    const char **kernels;
+    const RtVariant *last;   /* the variant of the last successful tlrt_launch, or NULL */
+};
 
 /* Sets ctx->err (printf style) and returns st: `return rt_fail(ctx, TLRT_ERR_ARGS, "...", ...)`. */
 TlrtStatus rt_fail(TlrtContext *ctx, TlrtStatus st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(build-essential cmake flex bison python3 llvm-19-dev llvm-19-tools)
+PACKAGES=(build-essential cmake flex bison python3 llvm-19-dev llvm-19-tools libxxhash-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,7 @@
 #define TILEC_TILEC_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses of the CLI and results of tl_compile. */
@@ -16,6 +17,8 @@ typedef enum TlStatus {
     TL_ERR_COMPILE = 1, /* the input had errors; diagnostics were printed */
     TL_ERR_USAGE = 2,   /* bad options (unknown flag, unknown pass, bad -D) */
     TL_ERR_IO = 3,      /* a file could not be read or written */
+    TL_ERR_RUN = 4,     /* tl_run_interp: the kernel failed while running (out-of-bounds access,
+                           integer division by zero, step limit); reported as diagnostics */
 } TlStatus;
 
 typedef enum TlEmit {
@@ -79,6 +82,28 @@ void tl_options_init(TlCompileOptions *opt);
  * *out_len its length; on failure *out is NULL. */
 TlStatus tl_compile(const char *filename, const char *text, size_t len, const TlCompileOptions *opt,
                     char **out, size_t *out_len);
+
+/* tilec --run-interp: run one kernel in the reference interpreter (ir/interp.h) on arguments
+ * given as text (driver/run_interp.h has the spec syntax: n=1000, eps=1e-5, x=f32[4096],
+ * x=f32[4096]:zeros, x=f32[2,3,16,16]:iota ...). */
+typedef struct TlRunOptions {
+    const char *kernel;        /* the kernel to run; NULL: the input's only kernel */
+    unsigned grid[3];          /* programs along x, y, z (0 means 1) */
+    const char *const *args;   /* "NAME=SPEC", one per kernel parameter, in any order; borrowed */
+    int nargs;
+    uint64_t seed;             /* seed of the random buffer fills */
+    const char *const *dump;   /* buffer parameters printed in full (others: 16 elements, then ...) */
+    int ndump;
+} TlRunOptions;
+
+/* Compiles text to IR as tl_compile does (opt: defines, passes...; emit is ignored), then runs the
+ * kernel on the grid. On TL_OK, *out (malloc'd, caller frees) holds the lines the kernel printed
+ * (`pid (x, y, z): text ...`, program by program) followed by `NAME = [v0, v1, ...]` for every
+ * buffer argument. On TL_ERR_RUN (the kernel failed; the error is reported to opt->diag_out) *out
+ * holds the lines printed before the failure; on other errors *out is NULL. Unknown, missing,
+ * repeated or ill-typed arguments are TL_ERR_USAGE, with the kernel's parameters listed. */
+TlStatus tl_run_interp(const char *filename, const char *text, size_t len, const TlCompileOptions *opt,
+                       const TlRunOptions *ro, char **out, size_t *out_len);
 
 /* "tilec 0.1.0 (LLVM 19 target)" style version line. */
 const char *tl_version(void);

@@ -118,8 +118,8 @@ TlrtArg tlrt_arg_view(void *data, int rank, const int64_t *sizes);
 /* Launches kernel `name` (its source name) on a grid of grid[0] x grid[1] x grid[2] programs (CTAs),
  * in stream (NULL = the context's default stream). Arguments are checked against the metadata before
  * anything runs: count, kind of each (pointer / scalar type / view rank); i1 parameters take I32 0/1.
- * The variant chosen is the first whose facts all hold for the actual arguments (the generic one
- * always does). On CUDA the launch is asynchronous: errors in the kernel surface at the next
+ * The variant chosen is the one with the most facts among those whose facts all hold for the actual
+ * arguments (the generic variant, with none, always qualifies; ties go to the earlier one). On CUDA the launch is asynchronous: errors in the kernel surface at the next
  * synchronisation. On the emulator the launch runs to completion and reports faults directly. */
 TlrtStatus tlrt_launch(TlrtModule *m, const char *name, const unsigned grid[3], const TlrtArg *args, int nargs,
                        TlrtStream *stream);

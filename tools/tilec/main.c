@@ -18,7 +18,9 @@ static void usage(FILE *f) {
           "  -o OUT                 write the output to OUT (atomically; nothing is written on error);\n"
           "                         default standard output\n"
           "  --emit=KIND            what to print: tokens, ast, ir (default), llvm, ptx, obj (host\n"
-          "                         object for the emulator) or meta (the kernel metadata alone)\n"
+          "                         object for the emulator), so (that object linked into a shared\n"
+          "                         object by `cc -shared`; TILEC_CC overrides cc) or meta (the\n"
+          "                         kernel metadata alone)\n"
           "  --target=nvptx|host    code generation target (default nvptx)\n"
           "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
           "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
@@ -27,6 +29,9 @@ static void usage(FILE *f) {
           "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
           "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
           "  --remarks              one remark per code generation decision (to stderr)\n"
+          "  --cache-dir=DIR        reuse llvm/ptx/obj/so/meta outputs from the compile cache in DIR\n"
+          "                         (default $TILEC_CACHE_DIR; empty: no cache). A cached result\n"
+          "                         prints no warnings or remarks\n"
           "  -D NAME=VALUE          set a const parameter (integer, float, true/false, or a dtype)\n"
           "  --kernel=NAME          compile only this kernel\n"
           "  --input=tile|ir        override the input kind guessed from the file name\n"
@@ -39,10 +44,20 @@ static void usage(FILE *f) {
           "  --print-loc            print source locations loc(\"file\":line:col) in the IR\n"
           "  --time-passes          print the wall time of each pass (to stderr)\n"
           "  --no-verify            do not run the IR verifier after each pass\n"
+          "  --run-interp           run a kernel in the reference interpreter and print what it\n"
+          "                         printed (print(...) in the kernel), then its buffers:\n"
+          "    --kernel=NAME          the kernel to run (default: the only one)\n"
+          "    --grid=X[,Y[,Z]]       programs along x, y, z (default 1)\n"
+          "    --arg NAME=SPEC        one per kernel parameter: n=1000, eps=1e-5 (scalars),\n"
+          "                           x=f32[4096] (a buffer, random in [-1, 1)), x=f32[4096]:zeros,\n"
+          "                           x=i32[64]:iota, x=f32[2,3,16,16] (a tensor view, row-major)\n"
+          "    --seed=S               seed of the random fills (default 0)\n"
+          "    --dump=NAME            print buffer NAME in full (default: its first 16 elements)\n"
           "  --list-passes          list the available passes\n"
           "  --help, --version\n"
           "\n"
-          "exit status: 0 success, 1 compile errors, 2 usage errors, 3 I/O errors\n",
+          "exit status: 0 success, 1 compile errors, 2 usage errors, 3 I/O errors,\n"
+          "             4 the kernel failed in --run-interp\n",
           f);
 }
 
@@ -98,7 +113,25 @@ enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
     OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
     OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_FMA, OPT_REMARKS,
+    OPT_CACHE_DIR,
+    OPT_RUN_INTERP, OPT_GRID, OPT_ARG, OPT_SEED, OPT_DUMP,
 };
+
+/* --grid=X[,Y[,Z]]: each from 1 to 2^31-1. */
+static bool parse_grid(const char *s, unsigned grid[3]) {
+    grid[0] = grid[1] = grid[2] = 1;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || v < 1 || v > 0x7fffffff) return false;
+        grid[i] = (unsigned)v;
+        if (!*end) return true;
+        if (*end != ',') return false;
+        s = end + 1;
+    }
+    return false;
+}
 
 /* Parses a whole decimal int in [lo, hi]. */
 static bool parse_int(const char *s, int lo, int hi, int *out) {
@@ -132,14 +165,27 @@ int main(int argc, char **argv) {
         {"num-warps", required_argument, 0, OPT_NUM_WARPS},
         {"fma", required_argument, 0, OPT_FMA},
         {"remarks", no_argument, 0, OPT_REMARKS},
+        {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
+        {"run-interp", no_argument, 0, OPT_RUN_INTERP},
+        {"grid", required_argument, 0, OPT_GRID},
+        {"arg", required_argument, 0, OPT_ARG},
+        {"seed", required_argument, 0, OPT_SEED},
+        {"dump", required_argument, 0, OPT_DUMP},
         {0, 0, 0, 0},
     };
     TlCompileOptions opt;
     tl_options_init(&opt);
     const char *outpath = NULL;
-    TlDefine *defs = calloc((size_t)argc + 1, sizeof *defs);
+    /* One block, freed on every path: the -D list, then --arg and --dump lists (argc + 1 each). */
+    TlDefine *defs = calloc((size_t)argc + 1, sizeof *defs + 2 * sizeof(char *));
     int ndefs = 0, c;
     if (!defs) return TL_ERR_IO;
+    /* --run-interp and its options */
+    bool run = false, run_opts = false, emit_set = false;
+    TlRunOptions ro = {.grid = {1, 1, 1}};
+    const char **run_args = (const char **)(defs + argc + 1), **run_dump = run_args + argc + 1;
+    ro.args = run_args;
+    ro.dump = run_dump;
 
     /* nvcc spells it -lineinfo with one dash; getopt would read that as -l -i -n ... */
     for (int i = 1; i < argc; i++)
@@ -160,6 +206,7 @@ int main(int argc, char **argv) {
             break;
         }
         case OPT_EMIT:
+            emit_set = true;
             if (!strcmp(optarg, "tokens")) opt.emit = TL_EMIT_TOKENS;
             else if (!strcmp(optarg, "ast")) opt.emit = TL_EMIT_AST;
             else if (!strcmp(optarg, "ir")) opt.emit = TL_EMIT_IR;
@@ -167,8 +214,9 @@ int main(int argc, char **argv) {
             else if (!strcmp(optarg, "ptx")) opt.emit = TL_EMIT_PTX;
             else if (!strcmp(optarg, "obj")) opt.emit = TL_EMIT_OBJ;
             else if (!strcmp(optarg, "meta")) opt.emit = TL_EMIT_META;
+            else if (!strcmp(optarg, "so")) opt.emit = TL_EMIT_SO;
             else {
-                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj or meta)\n", optarg);
+                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj, so or meta)\n", optarg);
                 free(defs);
                 return TL_ERR_USAGE;
             }
@@ -227,6 +275,30 @@ int main(int argc, char **argv) {
             }
             break;
         case OPT_REMARKS: opt.remarks = true; break;
+        case OPT_CACHE_DIR: opt.cache_dir = optarg; break;
+        case OPT_RUN_INTERP: run = true; break;
+        case OPT_GRID:
+            run_opts = true;
+            if (!parse_grid(optarg, ro.grid)) {
+                fprintf(stderr, "tilec: error: --grid expects X[,Y[,Z]] with each from 1 to 2147483647, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_ARG: run_opts = true; run_args[ro.nargs++] = optarg; break;
+        case OPT_DUMP: run_opts = true; run_dump[ro.ndump++] = optarg; break;
+        case OPT_SEED: {
+            char *end;
+            errno = 0;
+            ro.seed = strtoull(optarg, &end, 0);
+            run_opts = true;
+            if (errno || end == optarg || *end || optarg[0] == '-') {
+                fprintf(stderr, "tilec: error: --seed expects an unsigned integer, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        }
         case OPT_LIST:
             tl_list_passes(stdout);
             free(defs);
@@ -258,8 +330,22 @@ int main(int argc, char **argv) {
         free(defs);
         return TL_ERR_USAGE;
     }
+    if (run_opts && !run) {
+        fprintf(stderr, "tilec: error: --grid, --arg, --seed and --dump need --run-interp\n");
+        free(defs);
+        return TL_ERR_USAGE;
+    }
+    if (run && emit_set) {
+        fprintf(stderr, "tilec: error: --run-interp prints what the kernel prints; it takes no --emit\n");
+        free(defs);
+        return TL_ERR_USAGE;
+    }
+    ro.kernel = opt.only;
     opt.defines = defs;
     opt.ndefines = ndefs;
+    /* --cache-dir wins over TILEC_CACHE_DIR; an empty value of either means no cache. */
+    if (!opt.cache_dir) opt.cache_dir = getenv("TILEC_CACHE_DIR");
+    if (opt.cache_dir && !*opt.cache_dir) opt.cache_dir = NULL;
 
     const char *path = argv[optind];
     int from_stdin = strcmp(path, "-") == 0;
@@ -280,7 +366,14 @@ int main(int argc, char **argv) {
 
     char *out = NULL;
     size_t out_len = 0;
-    TlStatus st = tl_compile(from_stdin ? "<stdin>" : path, text, len, &opt, &out, &out_len);
+    const char *name = from_stdin ? "<stdin>" : path;
+    TlStatus st = run ? tl_run_interp(name, text, len, &opt, &ro, &out, &out_len)
+                      : tl_compile(name, text, len, &opt, &out, &out_len);
+    /* A kernel that failed in --run-interp still shows what it printed (on stdout, never in -o). */
+    if (st == TL_ERR_RUN && out && (!outpath || !strcmp(outpath, "-"))) {
+        fwrite(out, 1, out_len, stdout);
+        fflush(stdout);
+    }
     if (st == TL_OK) {
         if (!outpath || !strcmp(outpath, "-")) {
             if (fwrite(out, 1, out_len, stdout) != out_len || fflush(stdout) != 0) st = TL_ERR_IO;

@@ -1,0 +1,174 @@
+/* The SIMT emulator (rt_emu_ops of runtime/rt.h): kernels compiled for the host target
+ * (backend/target_host.c) run on the CPU, each CTA's 32 * num_warps threads as fibers on the
+ * calling thread. Internal to runtime/emu/; docs/emulator.md describes the design.
+ *
+ *   emu_memory.c  device memory: host allocations registered in a table; the access check
+ *   emu_module.c  dlopen of the kernel .so, its metadata and K__entry symbols
+ *   emu_fiber.c   fiber stacks and context switches (ASan / valgrind annotations)
+ *   emu_launch.c  one launch: CTAs in order, the scheduler, barrier and shuffle rendezvous, faults
+ *   emu_hooks.c   the tl_emu_* ABI of backend/target.h, called by the kernels
+ *   emu_stream.c  streams (synchronous), events (CLOCK_MONOTONIC), graph capture and replay
+ *   emu_device.c  the RtDeviceOps table tying these together
+ *   emu_print.c, emu_bf16.c  two more functions kernels call: tl_emu_print (the `print` op) and
+ *                 __truncsfbf2 (which Debian 12's libgcc lacks)
+ */
+#ifndef TILEC_RUNTIME_EMU_H
+#define TILEC_RUNTIME_EMU_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+#include "../rt.h"
+
+/* ---- device memory (emu_memory.c) */
+typedef struct EmuAlloc {
+    uintptr_t base;
+    size_t size;             /* bytes the user asked for (accesses past it are faults) */
+} EmuAlloc;
+
+/* Live allocations sorted by base (no overlaps). */
+typedef struct EmuAllocTable {
+    EmuAlloc *v;
+    int n, cap;
+} EmuAllocTable;
+
+/* Allocates bytes (>= 0) aligned to 256, filled with 0xFF (NaN for floats, -1 for integers, so a
+ * read of memory never written shows), and registers it. NULL when out of memory. */
+void *emu_mem_alloc(EmuAllocTable *t, size_t bytes);
+/* Unregisters and frees an allocation by its base; false when p is not the base of one. */
+bool emu_mem_free(EmuAllocTable *t, void *p);
+/* Frees every allocation and the table. */
+void emu_mem_free_all(EmuAllocTable *t);
+/* The allocation containing [p, p + bytes), or NULL. bytes may be 0 (p itself must be inside). */
+const EmuAlloc *emu_mem_find(const EmuAllocTable *t, const void *p, size_t bytes);
+/* Describes where [p, p + bytes) lies relative to the allocations, for messages: "12 bytes past the
+ * end of a 4096-byte allocation at 0x...", "its last 4 bytes past the end of ...", "8 bytes before
+ * a ...", "offset 8 in a ..." (inside), "a null pointer", "not in any of the 3 device allocations". */
+void emu_mem_describe(const EmuAllocTable *t, const void *p, size_t bytes, char *buf, size_t n);
+
+/* ---- fibers (emu_fiber.c) */
+typedef enum EmuFiberState { FIBER_READY, FIBER_BARRIER, FIBER_SHFL, FIBER_DONE } EmuFiberState;
+
+typedef struct EmuFiber {
+    ucontext_t uc;
+    char *stack;                 /* usable stack (above its guard page) */
+    size_t stack_size;
+    EmuFiberState state;
+    const void *barrier_site;    /* return address of the tl_emu_barrier call it waits at */
+    int32_t shfl_val, shfl_mask; /* value offered / lane mask at a shuffle; the result comes back in shfl_val */
+    void *asan_fake_stack;       /* ASan's fake-stack handle while switched out */
+    char *low;                   /* lowest frame address seen at a switch (how far ASan may have poisoned) */
+} EmuFiber;
+
+/* Fiber stacks, kept by the context between launches and grown on demand: one mmap region of
+ * n x (guard page + stack). */
+typedef struct EmuStacks {
+    char *region;
+    size_t region_size, stride;
+    size_t stack_size;           /* bytes per stack: set before the first reserve (TILEC_EMU_STACK_KB) */
+    int n;
+    unsigned *vg_ids;            /* valgrind stack ids (0 when not under valgrind) */
+} EmuStacks;
+
+/* Makes sure at least n stacks exist. false when the memory cannot be mapped. */
+bool emu_stacks_reserve(EmuStacks *s, int n);
+/* Stack i's usable bottom (lowest address); it is s->stack_size bytes long. */
+char *emu_stacks_get(const EmuStacks *s, int i);
+/* Unmaps every stack (keeps s->stack_size for the next reserve). */
+void emu_stacks_free(EmuStacks *s);
+
+/* Context switch from the running fiber (or the scheduler: NULL) to another fiber (or the
+ * scheduler: NULL), through swapcontext with the ASan fiber annotations. Returns when something
+ * switches back to `from`; final: `from` never runs again (it returned or faulted), nothing is
+ * saved and ASan releases its fake stack. */
+typedef struct EmuLaunch EmuLaunch;
+void emu_switch(EmuLaunch *L, EmuFiber *from, EmuFiber *to, bool final);
+/* First thing a fiber does when it starts (completes the ASan switch; learns the scheduler's stack). */
+void emu_fiber_arrived(EmuLaunch *L);
+/* Before a fiber's stack is reused: clears what ASan may have left poisoned there (the frames of
+ * the hooks a fiber was abandoned in, down to f->low). No-op without ASan. */
+void emu_stack_unpoison(EmuFiber *f);
+
+/* ---- device state (ctx->dev) */
+typedef struct EmuStream EmuStream;
+
+typedef struct EmuState {
+    EmuAllocTable mem;
+    EmuStacks stacks;
+    EmuStream *default_stream;   /* the stream of a NULL stream argument */
+    bool reverse;                /* TILEC_EMU_ORDER=reverse: threads run last to first (exposes
+                                    shared-memory races that thread order hides) */
+} EmuState;
+
+/* ---- one launch (emu_launch.c) */
+enum { EMU_MAX_THREADS = 1024, EMU_MSG = 1024 };
+
+struct EmuLaunch {
+    EmuState *st;
+    const RtVariant *v;
+    void (*entry)(void **);
+    void **params;
+    unsigned grid[3], cta[3];
+    int nthreads;
+    unsigned char *smem;
+    size_t smem_bytes;
+    EmuFiber *fibers;
+    int cur;                     /* index of the running fiber, -1 in the scheduler */
+    int dir;                     /* order in which fibers take turns: +1, or -1 (reverse) */
+    ucontext_t sched;
+    int ndone, nbarrier;
+    int shfl_arrived[EMU_MAX_THREADS / 32];
+    const EmuAlloc *last_hit;    /* access-check cache */
+    bool faulted;
+    char msg[EMU_MSG];
+    /* ASan: the scheduler's stack, learnt at the first switch into a fiber */
+    const void *sched_stack;
+    size_t sched_stack_size;
+    void *sched_fake_stack;
+};
+
+/* Runs the kernel v (v->handle: its K__entry) on grid with the ABI params. Returns TLRT_OK, or
+ * TLRT_ERR_FAULT with the fault in msg (nothing is left running); before anything runs,
+ * TLRT_ERR_ARGS (num_warps out of range) or TLRT_ERR_NOMEM (no memory for the stacks). */
+TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], void **params, char *msg, size_t msglen);
+/* Records a fault of the running fiber (printf style; the location is appended) and never returns
+ * to the kernel: the fiber switches to the scheduler, which abandons the launch. */
+_Noreturn void emu_fault(EmuLaunch *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The hooks' entry into the scheduler: the running fiber waits (its state says for what). */
+void emu_block(EmuLaunch *L);
+/* Barrier / shuffle arrival of the running fiber (emu_hooks.c calls these). */
+void emu_barrier_arrive(EmuLaunch *L, const void *site);
+int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask);
+
+/* The launch running on this OS thread (NULL outside a launch): the tl_emu_* ABI has no context
+ * parameter, so the hooks find their state here (emu_hooks.c). */
+EmuLaunch *emu_current(void);
+void emu_set_current(EmuLaunch *L);
+
+/* ---- streams, events, graphs (emu_stream.c) */
+struct EmuStream {
+    struct EmuGraph *capture;    /* non-NULL while capturing: launches are recorded here */
+};
+TlrtStatus emu_stream_create(TlrtContext *ctx, void **out);
+TlrtStatus emu_stream_sync(TlrtContext *ctx, void *stream);
+void emu_stream_destroy(TlrtContext *ctx, void *stream);
+TlrtStatus emu_sync(TlrtContext *ctx);
+TlrtStatus emu_event_create(TlrtContext *ctx, void **out);
+TlrtStatus emu_event_record(TlrtContext *ctx, void *event, void *stream);
+TlrtStatus emu_event_elapsed(TlrtContext *ctx, void *start, void *end, float *ms);
+void emu_event_destroy(TlrtContext *ctx, void *event);
+TlrtStatus emu_capture_begin(TlrtContext *ctx, void *stream);
+TlrtStatus emu_capture_end(TlrtContext *ctx, void *stream, void **graph);
+TlrtStatus emu_graph_launch(TlrtContext *ctx, void *graph, void *stream);
+void emu_graph_destroy(TlrtContext *ctx, void *graph);
+/* When stream (a TlrtStream's dev, or NULL) is capturing, appends the launch (copying the ABI
+ * arguments) and returns true with *st set; otherwise returns false. */
+bool emu_capture_launch(TlrtContext *ctx, EmuStream *stream, const RtVariant *v, const unsigned grid[3],
+                        const RtAbiArgs *args, TlrtStatus *st);
+/* Runs one launch now: checks and emu_run, with faults reported through rt_fail. */
+TlrtStatus emu_launch_now(TlrtContext *ctx, const RtVariant *v, const unsigned grid[3], RtAbiArgs *args);
+
+/* ---- modules (emu_module.c) */
+TlrtStatus emu_module_load(TlrtContext *ctx, const char *src, bool is_text, RtMeta *meta, void **dev_module);
+void emu_module_unload(TlrtContext *ctx, void *dev_module);
+#endif

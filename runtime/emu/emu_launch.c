@@ -1,0 +1,279 @@
+/* One launch in the emulator (emu.h): the CTAs of the grid one after another (row-major, x
+ * fastest); in each, the 32 * num_warps threads run as fibers on the calling thread, each until it
+ * reaches a synchronising hook or returns.
+ *
+ * Scheduling: a fiber that waits or returns switches straight to the next READY fiber (in thread
+ * order, cyclically; reversed with TILEC_EMU_ORDER=reverse), so a barrier costs one context switch
+ * per thread. A barrier completes when
+ * all threads of the CTA wait at it (the last to arrive releases the others and carries on); a
+ * warp shuffle completes when the warp's 32 lanes have arrived (the last lane exchanges the
+ * values). When no fiber can run, control returns to the scheduler: either every thread has
+ * returned, or some wait for what can never come, which would hang a GPU: that is reported as a
+ * fault naming who waits where. Any fault (these, or one raised by a hook) stops
+ * the launch: the faulting fiber switches to the scheduler for good, the other fibers are
+ * abandoned where they stand, and their stacks are simply reused by the next launch. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "emu.h"
+
+/* ---- messages */
+
+static void appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t n, const char *fmt, ...) {
+    size_t len = strlen(buf);
+    if (len + 1 >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+static void append_kernel(const EmuLaunch *L, char *buf, size_t n) {
+    const RtVariant *v = L->v;
+    if (v->source && strcmp(v->source, v->name)) appendf(buf, n, " in kernel %s (variant %s)", v->source, v->name);
+    else appendf(buf, n, " in kernel %s", v->name);
+    appendf(buf, n, ", block (%u,%u,%u)", L->cta[0], L->cta[1], L->cta[2]);
+}
+
+_Noreturn void emu_fault(EmuLaunch *L, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->msg, sizeof L->msg, fmt, ap);
+    va_end(ap);
+    append_kernel(L, L->msg, sizeof L->msg);
+    appendf(L->msg, sizeof L->msg, ", thread %d (warp %d, lane %d)", L->cur, L->cur / 32, L->cur % 32);
+    L->faulted = true;
+    emu_switch(L, &L->fibers[L->cur], NULL, true);
+    abort(); /* not reached: a final switch never returns */
+}
+
+/* The ids of the threads [lo, hi) in state s, as ranges "0-63, 96-127" (at most a few). */
+static void thread_ranges(const EmuLaunch *L, int lo, int hi, EmuFiberState s, char *buf, size_t n) {
+    buf[0] = 0;
+    int shown = 0;
+    for (int i = lo; i < hi; i++) {
+        if (L->fibers[i].state != s) continue;
+        int j = i;
+        while (j + 1 < hi && L->fibers[j + 1].state == s) j++;
+        if (shown++ == 6) {
+            appendf(buf, n, ", ...");
+            break;
+        }
+        if (j == i) appendf(buf, n, "%s%d", shown > 1 ? ", " : "", i);
+        else appendf(buf, n, "%s%d-%d", shown > 1 ? ", " : "", i, j);
+        i = j;
+    }
+}
+
+static int count_state(const EmuLaunch *L, int lo, int hi, EmuFiberState s) {
+    int c = 0;
+    for (int i = lo; i < hi; i++) c += L->fibers[i].state == s;
+    return c;
+}
+
+/* "threads 0-63 wait at a barrier" for the threads [lo, hi) in state s, or nothing when none are. */
+static void describe_group(const EmuLaunch *L, int lo, int hi, EmuFiberState s, const char *what, const char *who,
+                           bool *first, char *buf, size_t n) {
+    int c = count_state(L, lo, hi, s);
+    if (!c) return;
+    char r[160];
+    thread_ranges(L, lo, hi, s, r, sizeof r);
+    appendf(buf, n, "%s%s%s %s %s", *first ? "" : ", ", who, c > 1 ? "s" : "", r, what);
+    *first = false;
+}
+
+/* Nothing can run and not every thread has returned: a GPU would hang. */
+static void deadlock(EmuLaunch *L) {
+    char *m = L->msg;
+    size_t n = sizeof L->msg;
+    bool first = true;
+    m[0] = 0;
+    if (L->nbarrier > 0) {
+        appendf(m, n, "barrier not reached by all threads: ");
+        describe_group(L, 0, L->nthreads, FIBER_BARRIER, "wait at a barrier", "thread", &first, m, n);
+        describe_group(L, 0, L->nthreads, FIBER_DONE, "returned", "thread", &first, m, n);
+        describe_group(L, 0, L->nthreads, FIBER_SHFL, "wait at a warp shuffle", "thread", &first, m, n);
+    } else { /* only shuffles wait: some warp misses lanes */
+        int w = 0;
+        while (w < L->nthreads / 32 && L->shfl_arrived[w] == 0) w++;
+        appendf(m, n, "warp shuffle not reached by all lanes of warp %d: ", w);
+        describe_group(L, w * 32, w * 32 + 32, FIBER_SHFL, "wait at the shuffle", "thread", &first, m, n);
+        describe_group(L, w * 32, w * 32 + 32, FIBER_DONE, "returned", "thread", &first, m, n);
+    }
+    append_kernel(L, m, n);
+    L->faulted = true;
+}
+
+/* "conv__entry+0x1c4 (conv.so)" for a return address in a kernel, else the bare address. */
+static void code_location(const void *pc, char *buf, size_t n) {
+    Dl_info info;
+    if (dladdr(pc, &info) && info.dli_sname && info.dli_saddr) {
+        const char *file = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+        snprintf(buf, n, "%s+%#lx (%s)", info.dli_sname, (unsigned long)((const char *)pc - (const char *)info.dli_saddr),
+                 file ? file + 1 : info.dli_fname ? info.dli_fname : "?");
+    } else {
+        snprintf(buf, n, "%p", pc);
+    }
+}
+
+/* ---- synchronisation (called from the hooks, on a fiber) */
+
+/* The next READY fiber after the running one (cyclically, in L->dir order), or NULL. */
+static EmuFiber *next_ready(EmuLaunch *L) {
+    int n = L->nthreads;
+    for (int k = 1; k <= n; k++) {
+        int i = ((L->cur + L->dir * k) % n + n) % n;
+        if (L->fibers[i].state == FIBER_READY) {
+            L->cur = i;
+            return &L->fibers[i];
+        }
+    }
+    return NULL;
+}
+
+/* The running fiber stops (it waits, or returned: final): control passes straight to the next
+ * READY fiber, or to the scheduler when there is none (all returned, or a deadlock). */
+static void yield(EmuLaunch *L, bool final) {
+    EmuFiber *self = &L->fibers[L->cur], *next = next_ready(L);
+    if (!next) L->cur = -1;
+    emu_switch(L, self, next, final);
+    L->cur = (int)(self - L->fibers); /* resumed */
+}
+
+void emu_block(EmuLaunch *L) { yield(L, false); }
+
+void emu_barrier_arrive(EmuLaunch *L, const void *site) {
+    EmuFiber *f = &L->fibers[L->cur];
+    f->state = FIBER_BARRIER;
+    f->barrier_site = site;
+    if (++L->nbarrier < L->nthreads) {
+        emu_block(L);
+        return;
+    }
+    L->nbarrier = 0;
+    for (int i = 0; i < L->nthreads; i++)
+        if (L->fibers[i].barrier_site != site) {
+            char a[160], b[160];
+            code_location(L->fibers[i].barrier_site, a, sizeof a);
+            code_location(site, b, sizeof b);
+            emu_fault(L, "threads wait at different barriers (divergent control flow): thread %d at the barrier called from %s, this thread at %s",
+                      i, a, b);
+        }
+    for (int i = 0; i < L->nthreads; i++) L->fibers[i].state = FIBER_READY;
+}
+
+int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask) {
+    EmuFiber *f = &L->fibers[L->cur];
+    int w = L->cur / 32;
+    f->state = FIBER_SHFL;
+    f->shfl_val = v;
+    f->shfl_mask = lane_mask;
+    if (++L->shfl_arrived[w] < 32) {
+        emu_block(L);
+        return f->shfl_val;
+    }
+    L->shfl_arrived[w] = 0;
+    EmuFiber *lanes = &L->fibers[w * 32];
+    int32_t vals[32];
+    for (int l = 0; l < 32; l++) {
+        if (lanes[l].shfl_mask != lane_mask)
+            emu_fault(L, "warp shuffle with different lane masks: lane %d uses %d, this thread uses %d", l, lanes[l].shfl_mask,
+                      lane_mask);
+        vals[l] = lanes[l].shfl_val;
+    }
+    for (int l = 0; l < 32; l++) {
+        int32_t j = l ^ lane_mask; /* shfl.sync.bfly: a source lane outside the warp gives the lane's own value */
+        lanes[l].shfl_val = j >= 0 && j < 32 ? vals[j] : vals[l];
+        lanes[l].state = FIBER_READY;
+    }
+    return f->shfl_val;
+}
+
+/* ---- the scheduler */
+
+static void fiber_main(void) {
+    EmuLaunch *L = emu_current();
+    emu_fiber_arrived(L);
+    L->entry(L->params);
+    L->fibers[L->cur].state = FIBER_DONE;
+    L->ndone++;
+    yield(L, true);
+}
+
+/* Runs the current CTA (L->cta) to completion; false on a fault (L->msg). The scheduler starts
+ * thread 0 (the last thread in reverse order); from then on the fibers pass control among
+ * themselves, and it comes back here only when no fiber can run. */
+static bool run_cta(EmuLaunch *L) {
+    memset(L->smem, 0xff, L->smem_bytes); /* poison: NaN / -1 where nothing was written */
+    for (int i = 0; i < L->nthreads; i++) {
+        EmuFiber *f = &L->fibers[i];
+        f->state = FIBER_READY;
+        f->barrier_site = NULL;
+        emu_stack_unpoison(f);
+        f->uc.uc_stack.ss_sp = f->stack;
+        f->uc.uc_stack.ss_size = f->stack_size;
+        f->uc.uc_link = NULL;
+        makecontext(&f->uc, fiber_main, 0);
+    }
+    L->ndone = L->nbarrier = 0;
+    memset(L->shfl_arrived, 0, sizeof L->shfl_arrived);
+    L->cur = L->dir > 0 ? 0 : L->nthreads - 1;
+    emu_switch(L, NULL, &L->fibers[L->cur], false);
+    L->cur = -1;
+    if (L->faulted) return false;
+    if (L->ndone == L->nthreads) return true;
+    deadlock(L);
+    return false;
+}
+
+TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], void **params, char *msg, size_t msglen) {
+    int nthreads = 32 * v->num_warps;
+    msg[0] = 0;
+    if (v->num_warps < 1 || nthreads > EMU_MAX_THREADS) {
+        snprintf(msg, msglen, "kernel %s: num_warps=%d is outside 1..%d", v->name, v->num_warps, EMU_MAX_THREADS / 32);
+        return TLRT_ERR_ARGS;
+    }
+    if (!emu_stacks_reserve(&st->stacks, nthreads)) {
+        snprintf(msg, msglen, "emulator: cannot map %d fiber stacks of %zu KB", nthreads, st->stacks.stack_size / 1024);
+        return TLRT_ERR_NOMEM;
+    }
+    EmuLaunch *L = calloc(1, sizeof *L);
+    EmuFiber *fibers = calloc((size_t)nthreads, sizeof *fibers);
+    size_t smem_bytes = v->smem > 0 ? ((size_t)v->smem + 255) / 256 * 256 : 256;
+    unsigned char *smem = aligned_alloc(256, smem_bytes);
+    bool ok = L && fibers && smem;
+    TlrtStatus status = ok ? TLRT_OK : TLRT_ERR_NOMEM;
+    if (!ok) snprintf(msg, msglen, "emulator: out of memory launching %s", v->name);
+    for (int i = 0; ok && i < nthreads; i++) {
+        fibers[i].stack = emu_stacks_get(&st->stacks, i);
+        fibers[i].stack_size = st->stacks.stack_size;
+        if (getcontext(&fibers[i].uc) != 0) {
+            snprintf(msg, msglen, "emulator: getcontext failed");
+            ok = false, status = TLRT_ERR_NOMEM;
+        }
+    }
+    if (ok) {
+        *L = (EmuLaunch){.st = st, .v = v, .params = params, .nthreads = nthreads, .smem = smem,
+                         .smem_bytes = smem_bytes, .fibers = fibers, .cur = -1, .dir = st->reverse ? -1 : 1};
+        *(void **)&L->entry = v->handle;
+        memcpy(L->grid, grid, sizeof L->grid);
+        EmuLaunch *outer = emu_current();
+        emu_set_current(L);
+        for (unsigned z = 0; ok && z < grid[2]; z++)
+            for (unsigned y = 0; ok && y < grid[1]; y++)
+                for (unsigned x = 0; ok && x < grid[0]; x++) {
+                    L->cta[0] = x, L->cta[1] = y, L->cta[2] = z;
+                    ok = run_cta(L);
+                }
+        emu_set_current(outer);
+        if (!ok) snprintf(msg, msglen, "%s", L->msg), status = TLRT_ERR_FAULT;
+    }
+    free(smem);
+    free(fibers);
+    free(L);
+    return status;
+}

@@ -1,0 +1,304 @@
+/* The kernel metadata text (format: backend/metadata.h), parsed without a library: lines split at
+ * single spaces. The block starts at the `tilec-metadata 1` line (anything before it, such as
+ * other PTX comments, is skipped) and stops at `end`; each line may carry the `//` prefix of the
+ * PTX comment block. Unknown key=value fields of a kernel line are ignored (forward compatible);
+ * everything else malformed is an error naming the line. Checked beyond the syntax: every variant
+ * of one kernel has the same parameters (kind, type, rank), params are numbered 0, 1, ..., facts
+ * fit their parameter's kind, and the ABI of each variant fits RtAbiArgs. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt.h"
+
+enum { MAX_TOKENS = 16, MAX_LINE = 1024 };
+
+typedef struct Parser {
+    const char *p;   /* next line */
+    int lineno;
+    char line[MAX_LINE];
+    char *tok[MAX_TOKENS];
+    int ntok;
+    char *err;
+    size_t errlen;
+} Parser;
+
+static bool fail(Parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(Parser *ps, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ps->err && ps->errlen) snprintf(ps->err, ps->errlen, "metadata line %d: %s", ps->lineno, msg);
+    return false;
+}
+
+/* Reads the next line into ps->line, without "//" prefix and leading blanks, split into tokens.
+ * Returns false at the end of the text. A line too long or with too many fields is kept
+ * truncated with ntok = -1 (reported by the caller where it matters). */
+static bool next_line(Parser *ps) {
+    if (!*ps->p) return false;
+    const char *s = ps->p, *e = strchr(s, '\n');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    ps->p = e ? e + 1 : s + n;
+    ps->lineno++;
+    bool too_long = n >= MAX_LINE;
+    if (too_long) n = MAX_LINE - 1;
+    memcpy(ps->line, s, n);
+    ps->line[n] = 0;
+    if (n && ps->line[n - 1] == '\r') ps->line[n - 1] = 0;
+    char *q = ps->line;
+    while (*q == ' ' || *q == '\t') q++;
+    if (q[0] == '/' && q[1] == '/') q += 2;
+    ps->ntok = 0;
+    for (;;) {
+        while (*q == ' ' || *q == '\t') q++;
+        if (!*q) break;
+        if (ps->ntok == MAX_TOKENS) {
+            ps->ntok = -1;
+            break;
+        }
+        ps->tok[ps->ntok++] = q;
+        while (*q && *q != ' ' && *q != '\t') q++;
+        if (*q) *q++ = 0;
+    }
+    if (too_long) ps->ntok = -1;
+    return true;
+}
+
+/* A decimal integer in [lo, hi] filling the whole of s. */
+static bool parse_int(const char *s, long lo, long hi, long *out) {
+    if (!*s) return false;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+/* The scalar types a parameter can have (lang/SPEC.md, section 3). */
+static bool known_scalar(const char *t) {
+    static const char *const names[] = {"i1",  "i8",  "i16", "i32", "i64", "u8",  "u16",
+                                        "u32", "u64", "f16", "bf16", "f32", "f64"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(t, names[i])) return true;
+    return false;
+}
+
+static bool is_int_type(const char *t) { return (t[0] == 'i' || t[0] == 'u') && strcmp(t, "i1"); }
+
+/* "align16,div16" -> RT_FACT_* bits; false on an unknown name. */
+static bool parse_facts(const char *s, unsigned *out) {
+    *out = 0;
+    if (!strcmp(s, "-")) return true;
+    static const struct { const char *name; unsigned bit; } facts[] = {
+        {"align16", RT_FACT_ALIGN16}, {"div16", RT_FACT_DIV16}, {"contig", RT_FACT_CONTIG}, {"i32", RT_FACT_I32}};
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t n = comma ? (size_t)(comma - s) : strlen(s);
+        bool found = false;
+        for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+            if (strlen(facts[i].name) == n && !strncmp(s, facts[i].name, n)) *out |= facts[i].bit, found = true;
+        if (!found) return false;
+        s += n;
+        if (*s == ',') s++;
+        if (comma && !*s) return false; /* trailing comma */
+    }
+    return true;
+}
+
+/* The facts a parameter can carry (passes/specialize.c). */
+static unsigned allowed_facts(const RtParam *p) {
+    switch (p->kind) {
+    case RT_PARAM_PTR: return RT_FACT_ALIGN16;
+    case RT_PARAM_VIEW: return RT_FACT_ALIGN16 | RT_FACT_CONTIG | RT_FACT_DIV16 | RT_FACT_I32;
+    case RT_PARAM_SCALAR: return is_int_type(p->type) ? RT_FACT_DIV16 : 0;
+    }
+    return 0;
+}
+
+static const char *value_of(const char *tok, const char *key) {
+    size_t n = strlen(key);
+    return !strncmp(tok, key, n) && tok[n] == '=' ? tok + n + 1 : NULL;
+}
+
+/* The kernel line: kernel NAME key=value... */
+static bool parse_kernel(Parser *ps, RtVariant *v) {
+    if (ps->ntok < 2) return fail(ps, "'kernel' needs a name");
+    v->name = strdup(ps->tok[1]);
+    v->num_warps = 4;
+    v->block = -1;
+    if (!v->name) return fail(ps, "out of memory");
+    for (int i = 2; i < ps->ntok; i++) {
+        const char *t = ps->tok[i], *val;
+        long n;
+        if ((val = value_of(t, "variant_of"))) {
+            if (!*val) return fail(ps, "empty variant_of");
+            free(v->source);
+            if (!(v->source = strdup(val))) return fail(ps, "out of memory");
+        } else if ((val = value_of(t, "num_warps"))) {
+            if (!parse_int(val, 1, 32, &n) || (n & (n - 1))) return fail(ps, "bad num_warps '%s' (1, 2, 4 ... 32)", val);
+            v->num_warps = (int)n;
+        } else if ((val = value_of(t, "block"))) {
+            if (!parse_int(val, 1, 1024, &n)) return fail(ps, "bad block '%s' (1 .. 1024 threads)", val);
+            v->block = (int)n;
+        } else if ((val = value_of(t, "smem"))) {
+            if (!parse_int(val, 0, 1 << 30, &n)) return fail(ps, "bad smem '%s' (bytes)", val);
+            v->smem = (int)n;
+        } else if ((val = value_of(t, "smem_dynamic"))) {
+            if (!parse_int(val, 0, 1, &n)) return fail(ps, "bad smem_dynamic '%s' (0 or 1)", val);
+            v->smem_dynamic = n;
+        } else if (!strchr(t, '=')) {
+            return fail(ps, "unexpected field '%s' in a kernel line", t);
+        } /* other key=value fields (target, mcpu, later additions) are not needed to launch */
+    }
+    if (v->block < 0) v->block = 32 * v->num_warps;
+    if (v->block != 32 * v->num_warps)
+        return fail(ps, "kernel %s: block=%d is not 32 * num_warps (%d)", v->name, v->block, 32 * v->num_warps);
+    if (!v->source && !(v->source = strdup(v->name))) return fail(ps, "out of memory");
+    return true;
+}
+
+/* param INDEX NAME KIND TYPE [rank=R] facts=F */
+static bool parse_param(Parser *ps, RtVariant *v) {
+    if (ps->ntok < 6) return fail(ps, "a param line is 'param INDEX NAME KIND TYPE [rank=R] facts=F'");
+    long idx;
+    if (!parse_int(ps->tok[1], 0, 255, &idx) || idx != v->nparams)
+        return fail(ps, "param index '%s' out of order (expected %d)", ps->tok[1], v->nparams);
+    RtParam *np = realloc(v->params, (size_t)(v->nparams + 1) * sizeof *np);
+    if (!np) return fail(ps, "out of memory");
+    v->params = np;
+    RtParam *p = &v->params[v->nparams];
+    memset(p, 0, sizeof *p);
+    if (!(p->name = strdup(ps->tok[2]))) return fail(ps, "out of memory");
+    v->nparams++; /* owned from here on, freed with v */
+    const char *kind = ps->tok[3], *type = ps->tok[4];
+    int next = 5;
+    if (!strcmp(kind, "ptr")) {
+        p->kind = RT_PARAM_PTR;
+        /* the element type only documents a pointer; a long one (a pointer to pointers) is kept as "*" */
+        snprintf(p->type, sizeof p->type, "%s", strlen(type) < sizeof p->type ? type : "*");
+    } else if (!strcmp(kind, "scalar") || !strcmp(kind, "view")) {
+        if (!known_scalar(type)) return fail(ps, "param %s: unknown type '%s'", p->name, type);
+        snprintf(p->type, sizeof p->type, "%s", type);
+        p->kind = kind[0] == 's' ? RT_PARAM_SCALAR : RT_PARAM_VIEW;
+        if (p->kind == RT_PARAM_VIEW) {
+            const char *r = value_of(ps->tok[5], "rank");
+            long rank;
+            if (!r || !parse_int(r, 1, TLRT_MAX_RANK, &rank))
+                return fail(ps, "param %s: a view needs rank=1..%d, got '%s'", p->name, TLRT_MAX_RANK, ps->tok[5]);
+            p->rank = (int)rank;
+            next = 6;
+        }
+    } else {
+        return fail(ps, "param %s: unknown kind '%s' (ptr, scalar or view)", p->name, kind);
+    }
+    if (ps->ntok != next + 1) return fail(ps, "param %s: expected facts=... as the last field", p->name);
+    const char *f = value_of(ps->tok[next], "facts");
+    if (!f || !parse_facts(f, &p->facts)) return fail(ps, "param %s: bad facts '%s'", p->name, ps->tok[next]);
+    if (p->facts & ~allowed_facts(p)) return fail(ps, "param %s: facts '%s' do not apply to a %s %s", p->name, f, kind, p->type);
+    return true;
+}
+
+/* ABI parameters of v (backend/backend.h): a view is 1 + 2 * rank of them. */
+static int abi_count(const RtVariant *v) {
+    int n = 0;
+    for (int i = 0; i < v->nparams; i++) n += v->params[i].kind == RT_PARAM_VIEW ? 1 + 2 * v->params[i].rank : 1;
+    return n;
+}
+
+static bool same_params(const RtVariant *a, const RtVariant *b) {
+    if (a->nparams != b->nparams) return false;
+    for (int i = 0; i < a->nparams; i++) {
+        const RtParam *p = &a->params[i], *q = &b->params[i];
+        if (p->kind != q->kind || strcmp(p->type, q->type) || p->rank != q->rank) return false;
+    }
+    return true;
+}
+
+/* Checks a finished variant against the ones before it. */
+static bool finish_variant(Parser *ps, RtMeta *m) {
+    RtVariant *v = &m->variants[m->nvariants - 1];
+    if (abi_count(v) > (int)(sizeof ((RtAbiArgs *)0)->ptrs / sizeof(void *)))
+        return fail(ps, "kernel %s has %d ABI parameters (at most 256)", v->name, abi_count(v));
+    for (int i = 0; i < m->nvariants - 1; i++) {
+        const RtVariant *u = &m->variants[i];
+        if (!strcmp(u->name, v->name)) return fail(ps, "kernel %s appears twice", v->name);
+        if (!strcmp(u->source, v->source) && !same_params(u, v))
+            return fail(ps, "kernel %s: its parameters differ from those of %s, another variant of %s", v->name, u->name,
+                        v->source);
+    }
+    return true;
+}
+
+bool rt_meta_parse(const char *text, RtMeta *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (err && errlen) err[0] = 0;
+    if (!text) return true;
+    Parser ps = {.p = text, .err = err, .errlen = errlen};
+    bool found = false;
+    while (next_line(&ps)) {
+        if (ps.ntok >= 1 && !strcmp(ps.tok[0], "tilec-metadata")) {
+            found = true;
+            break;
+        }
+    }
+    if (!found) return true;
+    long version;
+    if (ps.ntok != 2 || !parse_int(ps.tok[1], 0, 1 << 30, &version)) return fail(&ps, "expected 'tilec-metadata 1'");
+    if (version != 1) return fail(&ps, "metadata version %ld is not supported (this runtime reads version 1)", version);
+
+    RtVariant *cur = NULL;
+    bool ended = false, ok = true;
+    while (ok && next_line(&ps)) {
+        if (ps.ntok < 0) {
+            ok = fail(&ps, "line too long or too many fields");
+            break;
+        }
+        if (ps.ntok == 0) continue;
+        const char *rec = ps.tok[0];
+        if (!strcmp(rec, "end")) {
+            ended = true;
+            break;
+        }
+        if (!strcmp(rec, "kernel")) {
+            if (cur && !(ok = finish_variant(&ps, out))) break;
+            RtVariant *nv = realloc(out->variants, (size_t)(out->nvariants + 1) * sizeof *nv);
+            if (!nv) {
+                ok = fail(&ps, "out of memory");
+                break;
+            }
+            out->variants = nv;
+            cur = &out->variants[out->nvariants++];
+            memset(cur, 0, sizeof *cur);
+            ok = parse_kernel(&ps, cur);
+        } else if (!strcmp(rec, "param")) {
+            ok = cur ? parse_param(&ps, cur) : fail(&ps, "'param' before any 'kernel'");
+        } else if (!strcmp(rec, "const")) {
+            if (!cur) ok = fail(&ps, "'const' before any 'kernel'");
+            else if (ps.ntok != 3) ok = fail(&ps, "a const line is 'const NAME VALUE'");
+        } else {
+            ok = fail(&ps, "unknown record '%s'", rec);
+        }
+    }
+    if (ok && !ended) ok = fail(&ps, "the metadata block has no 'end' line");
+    if (ok && cur) ok = finish_variant(&ps, out);
+    if (!ok) rt_meta_free(out);
+    return ok;
+}
+
+void rt_meta_free(RtMeta *m) {
+    if (!m) return;
+    for (int i = 0; i < m->nvariants; i++) {
+        RtVariant *v = &m->variants[i];
+        for (int j = 0; j < v->nparams; j++) free(v->params[j].name);
+        free(v->params);
+        free(v->name);
+        free(v->source);
+    }
+    free(m->variants);
+    memset(m, 0, sizeof *m);
+}
