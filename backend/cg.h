@@ -71,6 +71,10 @@ void cg_set(Cg *cg, Value *v, LLVMValueRef *regs, int n);
 void cg_error(Cg *cg, const Op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- types */
+/* Fills cg's cached LLVM types (t_void ... t_sptr) from cg->ctx. */
+void cg_init_types(Cg *cg);
+/* True when a and b are both non-tiles, or tiles whose layouts are equal (by value, not by text). */
+bool cg_same_layout(const Type *a, const Type *b);
 LLVMTypeRef cg_storage_type(Cg *cg, const Type *scalar);  /* f16 -> half, bf16 -> bfloat, i1 -> i1 */
 LLVMTypeRef cg_compute_type(Cg *cg, const Type *scalar);  /* f16, bf16 -> float; else storage */
 /* Storage -> compute (fpext of half/bfloat) and back (fptrunc; bf16 through hooks->f32_to_bf16). */

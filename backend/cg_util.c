@@ -399,3 +399,14 @@ const char *cg_type_name(Cg *cg, const Type *t) {
 }
 
 void cg_barrier(Cg *cg) { cg->hooks->barrier(cg); }
+
+/* Two tiles of one shape must also share a layout to be combined register by register. */
+bool cg_same_layout(const Type *a, const Type *b) {
+    bool ta = a->kind == TY_TILE, tb = b->kind == TY_TILE;
+    if (!ta || !tb) return !ta && !tb;
+    if (a->layout == b->layout) return true;
+    if (!a->layout || !b->layout) return false;
+    if (!strcmp(a->layout, b->layout)) return true;
+    Layout la, lb;
+    return layout_parse(a->layout, &la) && layout_parse(b->layout, &lb) && layout_equal(&la, &lb);
+}

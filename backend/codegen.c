@@ -181,7 +181,7 @@ static bool build_signature(Cg *cg) {
     return true;
 }
 
-static void init_types(Cg *cg) {
+void cg_init_types(Cg *cg) {
     LLVMContextRef c = cg->ctx;
     cg->t_void = LLVMVoidTypeInContext(c);
     cg->t_i1 = LLVMInt1TypeInContext(c);
@@ -235,7 +235,7 @@ bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, Di
     cg.ir = m;
     cg.func = kernel;
     cg.num_warps = kernel_num_warps(kernel);
-    init_types(&cg);
+    cg_init_types(&cg);
     if (!cg.num_warps) {
         cg_error(&cg, NULL, "kernel '%s': attribute num_warps must be a power of two from 1 to 32", kernel->name);
     } else {

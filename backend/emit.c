@@ -45,7 +45,8 @@ static void on_llvm_diag(LLVMDiagnosticInfoRef di, void *ctx) {
     switch (LLVMGetDiagInfoSeverity(di)) {
     case LLVMDSError: diag_error(L->diag, NOLOC, "LLVM: %s", msg); break;
     case LLVMDSWarning: diag_warning(L->diag, NOLOC, "LLVM: %s", msg); break;
-    case LLVMDSRemark:
+    case LLVMDSRemark: /* LLVM's own statistics ("115 instructions in function"): noise for users */
+        break;
     case LLVMDSNote:
         if (L->opt && L->opt->remarks) diag_remark(L->diag, NOLOC, "LLVM: %s", msg);
         break;

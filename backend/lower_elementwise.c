@@ -17,20 +17,11 @@ static int regs_of(Cg *cg, const Op *op, const Type *t, Layout *l, LayoutRegMap 
     return cg_layout(cg, op, t, l, rm) ? rm->nregs : -1;
 }
 
-/* Two tiles of one shape must also share a layout to be combined register by register. */
-static bool same_layout(const Type *a, const Type *b) {
-    if (!is_tile(a) || !is_tile(b)) return !is_tile(a) && !is_tile(b);
-    if (a->layout == b->layout) return true;
-    if (!a->layout || !b->layout) return false;
-    if (!strcmp(a->layout, b->layout)) return true;
-    Layout la, lb;
-    return layout_parse(a->layout, &la) && layout_parse(b->layout, &lb) && layout_equal(&la, &lb);
-}
 
 /* The lowered operand i, checked against the result's layout and register count n. */
 static CgVal *operand(Cg *cg, Op *op, int i, const Type *rt, int n) {
     Value *v = op->operands[i];
-    if (!same_layout(v->type, rt)) {
+    if (!cg_same_layout(v->type, rt)) {
         cg_error(cg, op, "internal error: operand #%d of '%s' is %s but the result is %s: the layout pass must "
                  "insert a convert_layout", i, ir_op_info[op->kind].name, ir_type_str(cg->ir, v->type),
                  ir_type_str(cg->ir, rt));

@@ -42,14 +42,6 @@ typedef struct Access {
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
 
-static bool same_layout(const Type *a, const Type *b) {
-    if (!is_tile(a) || !is_tile(b)) return !is_tile(a) && !is_tile(b);
-    if (a->layout == b->layout) return true;
-    if (!a->layout || !b->layout) return false;
-    if (!strcmp(a->layout, b->layout)) return true;
-    Layout la, lb;
-    return layout_parse(a->layout, &la) && layout_parse(b->layout, &lb) && layout_equal(&la, &lb);
-}
 
 /* A new block right after `after`, so the function reads in program order. */
 static LLVMBasicBlockRef block_after(Cg *cg, LLVMBasicBlockRef after, const char *name) {
@@ -62,7 +54,7 @@ static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
 /* Operand i lowered, in the value's layout, with a.n registers. */
 static CgVal *operand(Cg *cg, Access *a, int i) {
     Value *v = a->op->operands[i];
-    if (!same_layout(v->type, a->vt)) {
+    if (!cg_same_layout(v->type, a->vt)) {
         cg_error(cg, a->op, "internal error: operand #%d of '%s' is %s but the accessed value is %s: the layout pass "
                  "must insert a convert_layout", i, op_name(a->op), ir_type_str(cg->ir, v->type),
                  ir_type_str(cg->ir, a->vt));
@@ -92,19 +84,21 @@ static void remark_access(Cg *cg, Access *a) {
         const Value *v = op->operands[0];
         const char *name = v->name ? v->name : "view";
         if (a->i32)
-            diag_remark(cg->diag, op->loc, "'%s' through '%s': 32-bit offsets (the variant's i32 fact: every offset "
-                        "fits in 32 bits)", op_name(op), name);
+            diag_remark(cg->diag, op->loc, "%s: '%s' through '%s': 32-bit offsets (the variant's i32 fact: every "
+                        "offset fits in 32 bits)", cg->func->name, op_name(op), name);
         else
-            diag_remark(cg->diag, op->loc, "'%s' through '%s': 64-bit offsets (offsets are not known to fit in "
-                        "32 bits; a variant with the i32 fact would use 32-bit arithmetic)", op_name(op), name);
+            diag_remark(cg->diag, op->loc, "%s: '%s' through '%s': 64-bit offsets (offsets are not known to fit "
+                        "in 32 bits; a variant with the i32 fact would use 32-bit arithmetic)", cg->func->name,
+                        op_name(op), name);
     }
     if (a->tile && !a->atomic) {
         if (a->width > 1)
-            diag_remark(cg->diag, op->loc, "'%s' of %s: %d-wide vector accesses (%d bytes)", op_name(op),
-                        ir_type_str(cg->ir, a->vt), a->width, a->width * a->bytes);
+            diag_remark(cg->diag, op->loc, "%s: '%s' of %s: %d-wide vector accesses (%d bytes)", cg->func->name,
+                        op_name(op), cg_type_name(cg, a->vt), a->width, a->width * a->bytes);
         else
-            diag_remark(cg->diag, op->loc, "'%s' of %s: scalar accesses (contiguity or alignment of the addresses "
-                        "is not known)", op_name(op), ir_type_str(cg->ir, a->vt));
+            diag_remark(cg->diag, op->loc, "%s: '%s' of %s: scalar accesses (no 16-byte alignment, contiguity "
+                        "or uniform mask provable for groups of elements; the variant with argument facts may "
+                        "vectorise)", cg->func->name, op_name(op), cg_type_name(cg, a->vt));
     }
 }
 

@@ -1,5 +1,5 @@
 /* libtilert: load and launch what libtilec produced, on a GPU through the CUDA Driver API, or on the
- * CPU through the SIMT emulator. The runtime never compiles (see ../shared/BRIEF.md): it loads
+ * CPU through the SIMT emulator. The runtime never compiles (docs/architecture.md): it loads
  *   - PTX with its metadata comment block (tilec --emit=ptx) for the GPU, and
  *   - a host shared object with its `tilec_metadata` string (tilec --emit=so --target=host) for the
  *     emulator,

@@ -101,8 +101,8 @@ static int count_files(const char *dir, const char *prefix) {
     return n;
 }
 static void rm_rf(const char *dir) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.900s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
 }
 

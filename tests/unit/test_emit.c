@@ -30,21 +30,6 @@ typedef struct T {
     bool ok;
 } T;
 
-static void t_types(Cg *cg) {
-    LLVMContextRef c = cg->ctx;
-    cg->t_void = LLVMVoidTypeInContext(c);
-    cg->t_i1 = LLVMInt1TypeInContext(c);
-    cg->t_i8 = LLVMInt8TypeInContext(c);
-    cg->t_i16 = LLVMInt16TypeInContext(c);
-    cg->t_i32 = LLVMInt32TypeInContext(c);
-    cg->t_i64 = LLVMInt64TypeInContext(c);
-    cg->t_f16 = LLVMHalfTypeInContext(c);
-    cg->t_bf16 = LLVMBFloatTypeInContext(c);
-    cg->t_f32 = LLVMFloatTypeInContext(c);
-    cg->t_f64 = LLVMDoubleTypeInContext(c);
-    cg->t_gptr = LLVMPointerTypeInContext(c, 1);
-    cg->t_sptr = LLVMPointerTypeInContext(c, 3);
-}
 
 /* A kernel `name(ptr addrspace(1) x, i32 n)` with the builder in its entry block. */
 static void t_init_o(T *t, BeTargetKind target, const char *mcpu, BeDebug debug, const char *name, int olevel) {
@@ -64,7 +49,7 @@ static void t_init_o(T *t, BeTargetKind target, const char *mcpu, BeDebug debug,
     cg->hooks = t->L.hooks;
     cg->diag = t->d;
     cg->num_warps = 4;
-    t_types(cg);
+    cg_init_types(cg);
     cg->b = LLVMCreateBuilderInContext(cg->ctx);
     LLVMTypeRef ps[2] = {cg->t_gptr, cg->t_i32};
     cg->fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_void, ps, 2, 0));
