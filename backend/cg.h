@@ -122,6 +122,12 @@ LLVMValueRef cg_smem(Cg *cg, const Op *op, int64_t bytes, const char *what);
 /* The text of t without its layout ("tile<f32>[32, 16]"), in cg->arena: for cg_smem's `what`. */
 const char *cg_type_name(Cg *cg, const Type *t);
 void cg_barrier(Cg *cg);
+/* Every shared-memory access the lowering builds goes through these two (the target's
+ * check_shared hook, then the access): a load of `type` / a store of val at ptr (ptr
+ * addrspace(3)) with the given alignment in bytes (0 = the type's ABI alignment). cg_smem_load
+ * returns the loaded value; cg_smem_store the store instruction. */
+LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align);
+LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 
 /* ---- structure */
 /* Lowers every op of b in order (regions of for/if recurse through here). False after an error. */

@@ -400,6 +400,24 @@ const char *cg_type_name(Cg *cg, const Type *t) {
 
 void cg_barrier(Cg *cg) { cg->hooks->barrier(cg); }
 
+static int store_size(Cg *cg, LLVMTypeRef t) {
+    return (int)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), t);
+}
+
+LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align) {
+    if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, type), false, NULL);
+    LLVMValueRef ld = LLVMBuildLoad2(cg->b, type, ptr, "");
+    if (align) LLVMSetAlignment(ld, align);
+    return ld;
+}
+
+LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align) {
+    if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, LLVMTypeOf(val)), true, val);
+    LLVMValueRef st = LLVMBuildStore(cg->b, val, ptr);
+    if (align) LLVMSetAlignment(st, align);
+    return st;
+}
+
 /* Two tiles of one shape must also share a layout to be combined register by register. */
 bool cg_same_layout(const Type *a, const Type *b) {
     bool ta = a->kind == TY_TILE, tb = b->kind == TY_TILE;

@@ -43,13 +43,13 @@ static bool exchange(Cg *cg, Op *op) {
     for (int i = 0; i < rs.nregs; i++) {
         LLVMValueRef at = cg_row_major(cg, &rs, i), x = v->regs[i];
         if (mt != rt) x = LLVMBuildZExt(B, x, mt, "");
-        LLVMBuildStore(B, x, LLVMBuildGEP2(B, mt, base, &at, 1, ""));
+        cg_smem_store(cg, x, LLVMBuildGEP2(B, mt, base, &at, 1, ""), 0);
     }
     cg_barrier(cg);
     LLVMValueRef *out = arena_calloc(cg->arena, (size_t)rd.nregs, sizeof *out);
     for (int i = 0; i < rd.nregs; i++) {
         LLVMValueRef at = cg_row_major(cg, &rd, i);
-        out[i] = LLVMBuildLoad2(B, mt, LLVMBuildGEP2(B, mt, base, &at, 1, ""), "");
+        out[i] = cg_smem_load(cg, mt, LLVMBuildGEP2(B, mt, base, &at, 1, ""), 0);
         if (mt != rt) out[i] = LLVMBuildTrunc(B, out[i], rt, "");
     }
     cg_set(cg, &op->results[0], out, rd.nregs);

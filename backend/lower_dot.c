@@ -13,7 +13,7 @@ typedef struct DotSmem {
 static void stage_tile(Cg *cg, LLVMValueRef base, CgVal *v, const LayoutRegMap *rm, LLVMTypeRef et) {
     for (int i = 0; i < rm->nregs; i++) {
         LLVMValueRef at = cg_row_major(cg, rm, i);
-        LLVMBuildStore(cg->b, v->regs[i], LLVMBuildGEP2(cg->b, et, base, &at, 1, ""));
+        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, base, &at, 1, ""), 0);
     }
 }
 
@@ -84,12 +84,12 @@ static bool compute_fma_loop(Cg *cg, Op *op, const DotSmem *s) {
     LLVMValueRef *bv = arena_calloc(cg->arena, (size_t)cols, sizeof *bv);
     for (int jm = 0; jm < rows; jm++) {
         LLVMValueRef at = LLVMBuildAdd(B, row_off[jm], k, "");
-        av[jm] = cg_convert(cg, LLVMBuildLoad2(B, tin, LLVMBuildGEP2(B, tin, s->a, &at, 1, ""), ""), ein, eacc);
+        av[jm] = cg_convert(cg, cg_smem_load(cg, tin, LLVMBuildGEP2(B, tin, s->a, &at, 1, ""), 0), ein, eacc);
     }
     LLVMValueRef krow = LLVMBuildMul(B, k, cg_i32(cg, N), "");
     for (int jn = 0; jn < cols; jn++) {
         LLVMValueRef at = LLVMBuildAdd(B, krow, col[jn], "");
-        bv[jn] = cg_convert(cg, LLVMBuildLoad2(B, tin, LLVMBuildGEP2(B, tin, s->b, &at, 1, ""), ""), ein, eacc);
+        bv[jn] = cg_convert(cg, cg_smem_load(cg, tin, LLVMBuildGEP2(B, tin, s->b, &at, 1, ""), 0), ein, eacc);
     }
     for (int jm = 0; jm < rows; jm++)
         for (int jn = 0; jn < cols; jn++) {

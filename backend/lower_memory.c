@@ -295,8 +295,13 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
         }
         LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
         check(cg, a, p, v * a->bytes, false);
-        LLVMValueRef ld = LLVMBuildLoad2(B, lt, p, "");
-        LLVMSetAlignment(ld, (unsigned)(v * a->bytes));
+        LLVMValueRef ld;
+        if (a->shared) {
+            ld = cg_smem_load(cg, lt, p, (unsigned)(v * a->bytes));
+        } else {
+            ld = LLVMBuildLoad2(B, lt, p, "");
+            LLVMSetAlignment(ld, (unsigned)(v * a->bytes));
+        }
         LLVMValueRef got[16];
         for (int k = 0; k < v; k++)
             got[k] = from_mem(cg, a, v > 1 ? LLVMBuildExtractElement(B, ld, cg_i32(cg, k), "") : ld);
@@ -331,8 +336,12 @@ static void lower_store(Cg *cg, Access *a) {
         LLVMBasicBlockRef join = NULL;
         guard_begin(cg, cond, &join);
         check(cg, a, p, v * a->bytes, true);
-        LLVMValueRef st = LLVMBuildStore(B, val, p);
-        LLVMSetAlignment(st, (unsigned)(v * a->bytes));
+        if (a->shared) {
+            cg_smem_store(cg, val, p, (unsigned)(v * a->bytes));
+        } else {
+            LLVMValueRef st = LLVMBuildStore(B, val, p);
+            LLVMSetAlignment(st, (unsigned)(v * a->bytes));
+        }
         if (cond) guard_end(cg, join);
     }
 }
@@ -364,15 +373,13 @@ static void share_old_values(Cg *cg, Access *a, LLVMValueRef *old) {
         LLVMValueRef p = a->tile ? LLVMBuildGEP2(B, a->mt, base, (LLVMValueRef[]){linear_index(cg, a, r)}, 1, "") : base;
         LLVMBasicBlockRef join = NULL;
         guard_begin(cg, own, &join);
-        LLVMSetAlignment(LLVMBuildStore(B, old[r], p), (unsigned)a->bytes);
+        cg_smem_store(cg, old[r], p, (unsigned)a->bytes);
         if (own) guard_end(cg, join);
     }
     cg_barrier(cg);
     for (int r = 0; r < a->n; r++) {
         LLVMValueRef p = a->tile ? LLVMBuildGEP2(B, a->mt, base, (LLVMValueRef[]){linear_index(cg, a, r)}, 1, "") : base;
-        LLVMValueRef ld = LLVMBuildLoad2(B, a->mt, p, "");
-        LLVMSetAlignment(ld, (unsigned)a->bytes);
-        old[r] = ld;
+        old[r] = cg_smem_load(cg, a->mt, p, (unsigned)a->bytes);
     }
 }
 

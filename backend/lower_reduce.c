@@ -125,16 +125,16 @@ static void across_warps(Red *r, const LayoutRegMap *in, const LayoutRegMap *rm_
     for (int i = 0; i < nout; i++) {
         lin[i] = cg_row_major(cg, rm_out, i);
         LLVMValueRef at = LLVMBuildAdd(B, mine, lin[i], "");
-        LLVMBuildStore(B, out[i].v, LLVMBuildGEP2(B, vt, base, &at, 1, ""));
-        if (out[i].idx) LLVMBuildStore(B, out[i].idx, LLVMBuildGEP2(B, cg->t_i32, ibase, &at, 1, ""));
+        cg_smem_store(cg, out[i].v, LLVMBuildGEP2(B, vt, base, &at, 1, ""), 0);
+        if (out[i].idx) cg_smem_store(cg, out[i].idx, LLVMBuildGEP2(B, cg->t_i32, ibase, &at, 1, ""), 0);
     }
     cg_barrier(cg);
     for (int i = 0; i < nout; i++) {
         RedVal acc = {NULL, NULL};
         for (int w = 0; w < wpc; w++) {
             LLVMValueRef at = LLVMBuildAdd(B, lin[i], cg_i32(cg, w * numel), "");
-            RedVal p = {LLVMBuildLoad2(B, vt, LLVMBuildGEP2(B, vt, base, &at, 1, ""), ""), NULL};
-            if (is_arg(r->kind)) p.idx = LLVMBuildLoad2(B, cg->t_i32, LLVMBuildGEP2(B, cg->t_i32, ibase, &at, 1, ""), "");
+            RedVal p = {cg_smem_load(cg, vt, LLVMBuildGEP2(B, vt, base, &at, 1, ""), 0), NULL};
+            if (is_arg(r->kind)) p.idx = cg_smem_load(cg, cg->t_i32, LLVMBuildGEP2(B, cg->t_i32, ibase, &at, 1, ""), 0);
             acc = w ? combine(r, acc, p) : p;
         }
         out[i] = acc;

@@ -31,6 +31,30 @@ static const char *param_facts(const Func *k, int i) {
     return s && *s && strcmp(s, "-") ? s : NULL;
 }
 
+/* " dims=N,C,3,3" from the func attribute view_dims (frontend/sema_kernel.c) for a view whose dims
+ * are all known and match its rank; " dims=-" otherwise (not a view, or IR without the attribute). */
+static void put_dims(StrBuf *sb, const Func *k, int i, const Type *t) {
+    const Attr *vd = ir_func_attr(k, "view_dims");
+    const Attr *dims = vd && vd->kind == ATTR_ARRAY && i < vd->n ? vd->items[i] : NULL;
+    bool ok = t->kind == TY_VIEW && dims && dims->kind == ATTR_ARRAY && dims->n == t->rank;
+    for (int d = 0; ok && d < dims->n; d++) {
+        const Attr *a = dims->items[d];
+        ok = (a->kind == ATTR_INT && a->i >= 1) ||
+             (a->kind == ATTR_STRING && a->s && *a->s && !strpbrk(a->s, " \t\n=,-"));
+    }
+    sb_puts(sb, " dims=");
+    if (!ok) {
+        sb_putc(sb, '-');
+        return;
+    }
+    for (int d = 0; d < dims->n; d++) {
+        const Attr *a = dims->items[d];
+        if (d) sb_putc(sb, ',');
+        if (a->kind == ATTR_INT) sb_printf(sb, "%lld", (long long)a->i);
+        else sb_puts(sb, a->s);
+    }
+}
+
 static void put_param(StrBuf *sb, const Func *k, int i, const Value *v) {
     sb_printf(sb, "param %d ", i);
     if (v->name && *v->name) put_name(sb, v->name);
@@ -51,11 +75,14 @@ static void put_param(StrBuf *sb, const Func *k, int i, const Value *v) {
     sb_puts(sb, " facts=");
     if (facts) put_name(sb, facts);
     else sb_putc(sb, '-');
+    put_dims(sb, k, i, t);
     sb_putc(sb, '\n');
 }
 
 static bool is_const_attr(const NamedAttr *a) {
-    if (!strcmp(a->name, "arg_facts") || !strcmp(a->name, "variant_of") || !strcmp(a->name, "num_warps")) return false;
+    if (!strcmp(a->name, "arg_facts") || !strcmp(a->name, "variant_of") || !strcmp(a->name, "num_warps") ||
+        !strcmp(a->name, "view_dims"))
+        return false;
     AttrKind k = a->value->kind;
     return k == ATTR_INT || k == ATTR_FLOAT || k == ATTR_BOOL || k == ATTR_TYPE;
 }

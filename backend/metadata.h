@@ -5,7 +5,7 @@
  *
  *   tilec-metadata 1
  *   kernel NAME variant_of=SOURCE_NAME target=nvptx|host mcpu=sm_90 num_warps=4 block=128 smem=6144 smem_dynamic=0|1
- *   param INDEX NAME KIND TYPE facts=F1,F2|-
+ *   param INDEX NAME KIND TYPE facts=F1,F2|- dims=D0,D1,...|-
  *   const NAME VALUE
  *   end
  *
@@ -13,6 +13,10 @@
  * rank=R); each kernel's params are in IR order and expand to the ABI of backend/backend.h.
  * facts are the variant's assumptions about the argument (align16, div16, contig, i32; see
  * passes/specialize.c); the runtime picks the variant whose facts the actual arguments satisfy.
+ * dims are a view's declared dims (lang/SPEC.md section 2), one per rank, each a positive decimal
+ * literal or a shape symbol name (an identifier): at launch the runtime checks that a literal equals
+ * the size and that one name has one extent across the kernel's views; `-` for non-views (and for
+ * a view whose dims are unknown: nothing is checked). A parser may treat a missing dims field as `-`.
  * const lines give the kernel's compile-time specialisation (its const parameters). */
 #ifndef TILEC_BACKEND_METADATA_H
 #define TILEC_BACKEND_METADATA_H

@@ -15,6 +15,11 @@
  *   int32_t tl_emu_atomic_add_i32(void *p, int32_t v)
  *   int64_t tl_emu_atomic_add_i64(void *p, int64_t v)
  *   void    tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write)  before every global access
+ *   void    tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits)
+ *           before every shared-memory access (race and bounds checks, runtime/emu/emu_race.c):
+ *           for a write, bytes <= 8 and bits holds the stored bytes (little-endian, zero-extended;
+ *           a wider store is reported as several consecutive 8-byte pieces); 0 for a read. Not
+ *           convergent; may read and write memory (keeps its place among the shared accesses).
  *   void    tl_emu_div_zero(void)                  reports an integer division by zero (then continues)
  *   void    tl_emu_print(const char *fmt, const void *args)   the `print` op: one line, formatted as
  *           CUDA's vprintf formats it (fmt uses only %d %u %lld %llu %g and %%; args packs the values
@@ -50,6 +55,12 @@ typedef struct BeTargetHooks {
     /* Before every global load/store of `bytes` bytes at gptr (host: bounds and alignment checks
      * against the emulator's allocations; NVPTX: nothing). */
     void (*check_access)(Cg *cg, LLVMValueRef gptr, int bytes, bool is_write);
+    /* Before every shared-memory load/store of `bytes` bytes at sptr (ptr addrspace(3)); the
+     * lowering reaches it only through cg_smem_load / cg_smem_store. stored: the value about to be
+     * stored (any scalar or vector type, bytes = its store size), NULL for a load (is_write false).
+     * Host: tl_emu_check_shared (race and bounds checks; stored's bits let the emulator accept
+     * replicas writing equal values). NVPTX: NULL (no call). */
+    void (*check_shared)(Cg *cg, LLVMValueRef sptr, int bytes, bool is_write, LLVMValueRef stored);
     /* Predicated global accesses without a branch. gptr (ptr addrspace(1)) is aligned to the
      * access size; pred is i1; other / val is a scalar or a <v x T> vector of 1, 2, 4, 8 or 16
      * bytes whose elements are integers or floats (i1 travels as an i8 byte; pointer elements and

@@ -9,6 +9,7 @@ typedef enum HostCallKind {
     CALL_PURE,      /* constant within one thread's run of the kernel: may be CSE'd */
     CALL_SYNC,      /* convergent, reads and writes any memory */
     CALL_CHECK,     /* reads/writes only the emulator's own state: global accesses may move around it */
+    CALL_ORDERED,   /* not convergent, but may read and write any memory: stays among the accesses */
     CALL_LIBM,      /* a C library function */
 } HostCallKind;
 
@@ -38,6 +39,7 @@ static LLVMValueRef call(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef 
         case CALL_CHECK:
             LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "memory", MEM_INACCESSIBLE_RW));
             break;
+        case CALL_ORDERED: /* no memory attribute = may read and write anything */
         case CALL_LIBM: break;
         }
     }
@@ -119,6 +121,47 @@ static void host_check_access(Cg *cg, LLVMValueRef gptr, int bytes, bool is_writ
     LLVMValueRef as[3] = {LLVMBuildAddrSpaceCast(cg->b, gptr, ptr0(cg), ""), LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0),
                           i32c(cg, is_write)};
     call(cg, "tl_emu_check_access", cg->t_void, ps, 3, as, CALL_CHECK);
+}
+
+/* The stored value's bits as one integer of 8 x its store size (pointers through ptrtoint). */
+static LLVMValueRef stored_bits(Cg *cg, LLVMValueRef v, int bytes) {
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMTargetDataRef dl = LLVMGetModuleDataLayout(cg->mod);
+    if (LLVMGetTypeKind(t) == LLVMPointerTypeKind) v = LLVMBuildPtrToInt(b, v, cg->t_i64, ""), t = cg->t_i64;
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind && LLVMGetTypeKind(LLVMGetElementType(t)) == LLVMPointerTypeKind) {
+        t = LLVMVectorType(cg->t_i64, LLVMGetVectorSize(t));
+        v = LLVMBuildPtrToInt(b, v, t, "");
+    }
+    unsigned bits = (unsigned)LLVMSizeOfTypeInBits(dl, t);
+    LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, bits);
+    if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) v = LLVMBuildBitCast(b, v, it, "");
+    if (bits != (unsigned)bytes * 8) v = LLVMBuildZExt(b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)bytes * 8), "");
+    return v;
+}
+
+/* tl_emu_check_shared(p, bytes, is_write, bits): a store wider than 8 bytes is reported as
+ * consecutive pieces of at most 8 bytes, each with its bits. */
+static void host_check_shared(Cg *cg, LLVMValueRef sptr, int bytes, bool is_write, LLVMValueRef stored) {
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef ps[4] = {ptr0(cg), cg->t_i64, cg->t_i32, cg->t_i64};
+    LLVMValueRef p = LLVMBuildAddrSpaceCast(b, sptr, ptr0(cg), "");
+    if (!is_write || !stored) {
+        LLVMValueRef as[4] = {p, LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0), i32c(cg, 0), LLVMConstInt(cg->t_i64, 0, 0)};
+        call(cg, "tl_emu_check_shared", cg->t_void, ps, 4, as, CALL_ORDERED);
+        return;
+    }
+    LLVMValueRef bits = stored_bits(cg, stored, bytes);
+    LLVMTypeRef bt = LLVMTypeOf(bits);
+    for (int off = 0; off < bytes; off += 8) {
+        int n = bytes - off < 8 ? bytes - off : 8;
+        LLVMValueRef piece = off ? LLVMBuildLShr(b, bits, LLVMConstInt(bt, (uint64_t)off * 8, 0), "") : bits;
+        piece = bytes > 8 ? LLVMBuildTrunc(b, piece, cg->t_i64, "")
+                : bytes < 8 ? LLVMBuildZExt(b, piece, cg->t_i64, "") : piece;
+        LLVMValueRef at = off ? LLVMBuildGEP2(b, cg->t_i8, p, (LLVMValueRef[]){i32c(cg, (uint64_t)off)}, 1, "") : p;
+        LLVMValueRef as[4] = {at, LLVMConstInt(cg->t_i64, (uint64_t)n, 0), i32c(cg, 1), piece};
+        call(cg, "tl_emu_check_shared", cg->t_void, ps, 4, as, CALL_ORDERED);
+    }
 }
 
 static LLVMValueRef libm(Cg *cg, const char *base, LLVMValueRef x) {
@@ -251,6 +294,7 @@ const BeTargetHooks be_target_host = {
     .shfl_xor = host_shfl_xor,
     .atomic_add = host_atomic_add,
     .check_access = host_check_access,
+    .check_shared = host_check_shared,
     /* masked accesses branch around a plain access, so check_access sees each one made */
     .masked_load = NULL,
     .masked_store = NULL,

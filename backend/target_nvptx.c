@@ -335,6 +335,7 @@ const BeTargetHooks be_target_nvptx = {
     .shfl_xor = nv_shfl_xor,
     .atomic_add = nv_atomic_add,
     .check_access = nv_check_access,
+    .check_shared = NULL, /* no shared-memory checks on the GPU */
     .masked_load = nv_masked_load,
     .masked_store = nv_masked_store,
     .math = nv_math,

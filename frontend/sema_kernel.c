@@ -258,6 +258,41 @@ static void view_dims(Sema *s, const AstParam *p, Symbol *view) {
     }
 }
 
+/* One view parameter's declared dims as an attribute array: an int for a literal or an integer const
+ * parameter (its value after -D), a string for a shape symbol. */
+static Attr *declared_dims(Sema *s, const AstParam *p) {
+    int n = p->type->dims ? p->type->ndims : 0;
+    Attr **items = arena_calloc(s->m->arena, (size_t)(n ? n : 1), sizeof *items);
+    for (int k = 0; k < n; k++) {
+        const Ast *dim = p->type->dims[k];
+        const Symbol *sym = dim && dim->kind == AST_NAME ? sema_lookup(s, dim->name) : NULL;
+        if (dim && dim->kind == AST_INT) items[k] = ir_attr_int(s->m, dim->ival);
+        else if (sym && sym->kind == SYM_CONST && sym->val.kind == SV_CONST && !sym->val.is_float)
+            items[k] = ir_attr_int(s->m, sym->val.i);
+        else items[k] = ir_attr_string(s->m, dim && dim->kind == AST_NAME ? dim->name : "?");
+    }
+    return ir_attr_array(s->m, items, n);
+}
+
+/* The func attribute view_dims: one array per block argument of f (empty for non-views), set only
+ * when the kernel has a view parameter. The runtime and the interpreter check it at launch. */
+static void record_view_dims(Sema *s, const AstDecl *k, Func *f) {
+    Block *b = ir_func_block(f);
+    if (!b->num_args) return;
+    Attr **items = arena_calloc(s->m->arena, (size_t)b->num_args, sizeof *items);
+    int n = 0;
+    bool any = false;
+    for (int i = 0; i < k->nparams && n < b->num_args; i++) {
+        const AstParam *p = k->params[i];
+        if (p->kind == PARAM_CONST || !p->name) continue;
+        if (b->args[n]->name && strcmp(b->args[n]->name, p->name)) continue; /* a param without an argument */
+        bool view = b->args[n]->type->kind == TY_VIEW && p->type && p->type->kind == AT_VIEW;
+        items[n++] = view ? declared_dims(s, p) : ir_attr_array(s->m, NULL, 0);
+        any |= view;
+    }
+    if (any && n == b->num_args) ir_func_set_attr(s->m, f, "view_dims", ir_attr_array(s->m, items, n));
+}
+
 void sema_lower_kernel(Sema *s, const AstDecl *k) {
     Func *f = ir_func_new(s->m, FUNC_KERNEL, arena_strdup(s->m->arena, k->name), k->loc);
     SemaFrame saved = s->fr;
@@ -285,6 +320,7 @@ void sema_lower_kernel(Sema *s, const AstDecl *k) {
         if (p->kind == PARAM_VALUE && p->type && p->type->kind == AT_VIEW && view && view->kind == SYM_VIEW)
             view_dims(s, p, view);
     }
+    record_view_dims(s, k, f);
     SVal ret;
     const Ast *rs;
     if (sema_body(s, k->body, &ret, &rs) && ret.kind != SV_VOID)

@@ -446,6 +446,44 @@ static bool bind_args(Interp *in, const InterpArg *args, int nargs) {
     return true;
 }
 
+/* The declared dims of the view parameters (func attribute view_dims, frontend/sema_kernel.c)
+ * against the view arguments, as tlrt_launch checks them: each literal equals its size, each
+ * shape symbol has the extent of its first occurrence. Malformed or absent attributes check nothing. */
+static const Attr *declared_dims(const Func *k, int i) {
+    const Attr *vd = ir_func_attr(k, "view_dims");
+    const Attr *dims = vd && vd->kind == ATTR_ARRAY && i < vd->n ? vd->items[i] : NULL;
+    const Type *t = ir_func_block((Func *)k)->args[i]->type;
+    return dims && dims->kind == ATTR_ARRAY && t->kind == TY_VIEW && dims->n == t->rank ? dims : NULL;
+}
+
+static bool check_view_dims(Interp *in, const InterpArg *args, int nargs) {
+    Block *b = ir_func_block(in->kernel);
+    for (int i = 0; i < nargs; i++) {
+        const Attr *dims = declared_dims(in->kernel, i);
+        for (int d = 0; dims && d < dims->n; d++) {
+            const Attr *a = dims->items[d];
+            int64_t size = args[i].sizes[d];
+            if (a->kind == ATTR_INT && size != a->i)
+                return interp_error(in, NULL, "argument #%d ('%s') of kernel '%s': dim %d is declared %lld but the view has size %lld",
+                                    i, value_name(b->args[i]), in->kernel->name, d, (long long)a->i, (long long)size);
+            if (a->kind != ATTR_STRING || !a->s) continue;
+            for (int j = 0; j <= i; j++) {
+                const Attr *q = declared_dims(in->kernel, j);
+                int e = 0;
+                while (q && e < q->n && !(q->items[e]->kind == ATTR_STRING && q->items[e]->s && !strcmp(q->items[e]->s, a->s)))
+                    e++;
+                if (!q || e == q->n) continue;
+                if (args[j].sizes[e] != size)
+                    return interp_error(in, NULL, "kernel '%s': dim %s: '%s' has %lld (dim %d) but '%s' has %lld (dim %d)",
+                                        in->kernel->name, a->s, value_name(b->args[j]), (long long)args[j].sizes[e], e,
+                                        value_name(b->args[i]), (long long)size, d);
+                break;
+            }
+        }
+    }
+    return true;
+}
+
 /* ------------------------------------------------------------ entry */
 
 bool interp_run(Func *kernel, const InterpArg *args, int nargs, const InterpOptions *opt, DiagEngine *d) {
@@ -464,7 +502,7 @@ bool interp_run(Func *kernel, const InterpArg *args, int nargs, const InterpOpti
         return false;
     }
     in.stack[in.depth++] = kernel;
-    bool ok = bind_args(&in, args, nargs);
+    bool ok = bind_args(&in, args, nargs) && check_view_dims(&in, args, nargs);
     in.running = true;
     for (unsigned z = 0; ok && z < in.grid[2]; z++)
         for (unsigned y = 0; ok && y < in.grid[1]; y++)

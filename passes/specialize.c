@@ -9,7 +9,9 @@
  *   view<T>[r]     align16             the base address is a multiple of 16 bytes
  *                  contig              the last stride is 1
  *                  div16               the last size, and every stride but the last, are multiples of 16
- *                                      (other sizes are free: a batch of 1 keeps the variant)
+ *                                      (other sizes are free: a batch of 1 keeps the variant); not
+ *                                      assumed when the declared last dim (func attribute view_dims)
+ *                                      is a literal that is not a multiple of 16, as in [K, C, 3, 3]
  *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31: offsets fit in i32
  *
  * Facts are written comma-separated in that order. The clone's name spells them one letter group
@@ -21,14 +23,25 @@
 #include <string.h>
 #include "pass_util.h"
 
-/* The facts a parameter of type t can carry, as the arg_facts string ("" when none). */
-static const char *facts_of(const Type *t) {
+/* Whether parameter i of k is a view whose declared last dim (func attribute view_dims, set by the
+ * frontend) is a literal that is not a multiple of 16: div16 is then known false. */
+static bool last_dim_not_div16(const Func *k, int i) {
+    const Attr *vd = ir_func_attr(k, "view_dims");
+    if (!vd || vd->kind != ATTR_ARRAY || i >= vd->n || vd->items[i]->kind != ATTR_ARRAY) return false;
+    const Attr *dims = vd->items[i];
+    if (!dims->n) return false;
+    const Attr *last = dims->items[dims->n - 1];
+    return last->kind == ATTR_INT && last->i % 16 != 0;
+}
+
+/* The facts parameter i (of type t) of kernel k can carry, as the arg_facts string ("" when none). */
+static const char *facts_of(const Func *k, int i, const Type *t) {
     if (!t) return "";
     switch (t->kind) {
     case TY_PTR: return "align16";
     case TY_I32:
     case TY_I64: return "div16";
-    case TY_VIEW: return "align16,contig,div16,i32";
+    case TY_VIEW: return last_dim_not_div16(k, i) ? "align16,contig,i32" : "align16,contig,div16,i32";
     default: return "";
     }
 }
@@ -74,14 +87,14 @@ static bool specialize_kernel(IrModule *m, Func *k, PassContext *ctx) {
     Block *b = ir_func_block(k);
     int n = b->num_args;
     bool any = false;
-    for (int i = 0; i < n; i++) any |= *facts_of(b->args[i]->type) != 0;
+    for (int i = 0; i < n; i++) any |= *facts_of(k, i, b->args[i]->type) != 0;
     if (!any) return false;
 
     StrBuf name = {0}, summary = {0};
     sb_printf(&name, "%s__", k->name);
     Attr **items = arena_calloc(m->arena, (size_t)n, sizeof *items);
     for (int i = 0; i < n; i++) {
-        const char *f = facts_of(b->args[i]->type);
+        const char *f = facts_of(k, i, b->args[i]->type);
         items[i] = ir_attr_string(m, f);
         if (i) sb_putc(&name, '_');
         mangle_facts(&name, f);

@@ -2,6 +2,8 @@
  *   1. find the kernel's variants (RtVariant.source == name) in the module's metadata;
  *   2. check the arguments against the parameters (all variants of a kernel have the same ones,
  *      rt_meta_parse checks that): count, kind, scalar type and range, view rank and sizes;
+ *   2b. check the views' declared dims (metadata dims=, lang/SPEC.md section 2): a literal equals
+ *      the size, and one shape symbol has one extent across all the kernel's views;
  *   3. check the grid (every dimension within CUDA's limits; a 0 dimension launches nothing);
  *   4. pick the variant: among those whose facts all hold for the actual arguments, the one that
  *      assumes the most (the generic variant assumes nothing and always qualifies; on a tie the
@@ -213,6 +215,41 @@ static bool check_arg(const RtParam *p, const TlrtArg *a, char *why, size_t n) {
     return false;
 }
 
+/* The declared dims of v's view parameters against the (already checked) views of args: each
+ * literal equals its size; each name has the extent of its first occurrence. */
+static TlrtStatus check_dims(TlrtContext *ctx, const char *name, const RtVariant *v, const TlrtArg *args) {
+    for (int i = 0; i < v->nparams; i++) {
+        const RtParam *p = &v->params[i];
+        if (p->kind != RT_PARAM_VIEW || !p->has_dims) continue;
+        for (int d = 0; d < p->rank; d++) {
+            int64_t size = args[i].u.view.sizes[d];
+            if (!p->dim_name[d]) {
+                if (size != p->dim_value[d])
+                    return rt_fail(ctx, TLRT_ERR_ARGS,
+                                   "tlrt_launch %s: argument %d (%s): dim %d is declared %" PRId64
+                                   " but the view has size %" PRId64,
+                                   name, i, p->name, d, p->dim_value[d], size);
+                continue;
+            }
+            /* the first occurrence of the name, in parameter order, fixes its extent */
+            for (int j = 0; j <= i; j++) {
+                const RtParam *q = &v->params[j];
+                if (q->kind != RT_PARAM_VIEW || !q->has_dims) continue;
+                int e = 0;
+                while (e < q->rank && (!q->dim_name[e] || strcmp(q->dim_name[e], p->dim_name[d]))) e++;
+                if (e == q->rank) continue;
+                int64_t first = args[j].u.view.sizes[e];
+                if (first != size)
+                    return rt_fail(ctx, TLRT_ERR_ARGS,
+                                   "tlrt_launch %s: dim %s: %s has %" PRId64 " (dim %d) but %s has %" PRId64 " (dim %d)",
+                                   name, p->dim_name[d], q->name, first, e, p->name, size, d);
+                break;
+            }
+        }
+    }
+    return TLRT_OK;
+}
+
 /* Whether fact f of parameter p holds for the (already checked) argument a. */
 static bool fact_holds(const RtParam *p, const TlrtArg *a, unsigned f) {
     int64_t iv;
@@ -342,6 +379,8 @@ TlrtStatus tlrt_launch(TlrtModule *m, const char *name, const unsigned grid[3], 
             return rt_fail(ctx, TLRT_ERR_ARGS, "tlrt_launch %s: argument %d (%s): %s", name, i, desc, why);
         }
     }
+    TlrtStatus dst = check_dims(ctx, name, generic, args);
+    if (dst != TLRT_OK) return dst;
     if (!grid) return rt_fail(ctx, TLRT_ERR_ARGS, "tlrt_launch %s: grid is NULL", name);
     if (!grid_ok(grid))
         return rt_fail(ctx, TLRT_ERR_ARGS, "tlrt_launch %s: grid %ux%ux%u exceeds CUDA's limits (x < 2^31, y and z <= 65535)",

@@ -4,8 +4,10 @@
  * PTX comment block. Unknown key=value fields of a kernel line are ignored (forward compatible);
  * everything else malformed is an error naming the line. Checked beyond the syntax: every variant
  * of one kernel has the same parameters (kind, type, rank), params are numbered 0, 1, ..., facts
- * fit their parameter's kind, and the ABI of each variant fits RtAbiArgs. */
+ * fit their parameter's kind, and the ABI of each variant fits RtAbiArgs. A param line's dims=
+ * field (views' declared dims) is optional: metadata written before it existed still loads. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +164,38 @@ static bool parse_kernel(Parser *ps, RtVariant *v) {
     return true;
 }
 
-/* param INDEX NAME KIND TYPE [rank=R] facts=F */
+/* dims=N,C,3,3 (or "-") of a view parameter: rank entries, each a literal >= 1 or an identifier. */
+static bool parse_dims(Parser *ps, RtParam *p, const char *s) {
+    if (!strcmp(s, "-")) return true;
+    if (p->kind != RT_PARAM_VIEW) return fail(ps, "param %s: dims=%s on a parameter that is not a view", p->name, s);
+    int d = 0;
+    for (const char *q = s;; d++) {
+        size_t n = strcspn(q, ",");
+        if (d == p->rank) return fail(ps, "param %s: dims=%s has more than rank=%d entries", p->name, s, p->rank);
+        char item[64];
+        if (!n || n >= sizeof item) return fail(ps, "param %s: bad dims '%s'", p->name, s);
+        memcpy(item, q, n);
+        item[n] = 0;
+        long v;
+        if (item[0] >= '0' && item[0] <= '9') {
+            if (!parse_int(item, 1, LONG_MAX, &v)) return fail(ps, "param %s: bad dim '%s' (an integer >= 1 or a name)", p->name, item);
+            p->dim_value[d] = v;
+        } else {
+            for (const char *c = item; *c; c++)
+                if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+                    return fail(ps, "param %s: bad dim '%s' (an integer >= 1 or a name)", p->name, item);
+            if (!(p->dim_name[d] = strdup(item))) return fail(ps, "out of memory");
+        }
+        q += n;
+        if (!*q) break;
+        q++;
+    }
+    if (d + 1 != p->rank) return fail(ps, "param %s: dims=%s has %d entries, rank=%d", p->name, s, d + 1, p->rank);
+    p->has_dims = true;
+    return true;
+}
+
+/* param INDEX NAME KIND TYPE [rank=R] facts=F [dims=D] */
 static bool parse_param(Parser *ps, RtVariant *v) {
     if (ps->ntok < 6) return fail(ps, "a param line is 'param INDEX NAME KIND TYPE [rank=R] facts=F'");
     long idx;
@@ -196,11 +229,15 @@ static bool parse_param(Parser *ps, RtVariant *v) {
     } else {
         return fail(ps, "param %s: unknown kind '%s' (ptr, scalar or view)", p->name, kind);
     }
-    if (ps->ntok != next + 1) return fail(ps, "param %s: expected facts=... as the last field", p->name);
+    if (ps->ntok != next + 1 && ps->ntok != next + 2)
+        return fail(ps, "param %s: expected facts=... and an optional dims=... as the last fields", p->name);
     const char *f = value_of(ps->tok[next], "facts");
     if (!f || !parse_facts(f, &p->facts)) return fail(ps, "param %s: bad facts '%s'", p->name, ps->tok[next]);
     if (p->facts & ~allowed_facts(p)) return fail(ps, "param %s: facts '%s' do not apply to a %s %s", p->name, f, kind, p->type);
-    return true;
+    if (ps->ntok == next + 1) return true;
+    const char *dims = value_of(ps->tok[next + 1], "dims");
+    if (!dims) return fail(ps, "param %s: expected dims=... after facts, got '%s'", p->name, ps->tok[next + 1]);
+    return parse_dims(ps, p, dims);
 }
 
 /* ABI parameters of v (backend/backend.h): a view is 1 + 2 * rank of them. */
@@ -294,7 +331,10 @@ void rt_meta_free(RtMeta *m) {
     if (!m) return;
     for (int i = 0; i < m->nvariants; i++) {
         RtVariant *v = &m->variants[i];
-        for (int j = 0; j < v->nparams; j++) free(v->params[j].name);
+        for (int j = 0; j < v->nparams; j++) {
+            free(v->params[j].name);
+            for (int d = 0; d < TLRT_MAX_RANK; d++) free(v->params[j].dim_name[d]);
+        }
         free(v->params);
         free(v->name);
         free(v->source);

@@ -17,6 +17,9 @@ typedef struct RtParam {
     char type[8];     /* element / scalar type name: f32, i32, f16, bf16, i1, i64, ... */
     int rank;         /* views */
     unsigned facts;   /* RT_FACT_* assumed by this variant */
+    bool has_dims;    /* views with a dims= field: the declared dims, checked at launch */
+    char *dim_name[TLRT_MAX_RANK];     /* a shape symbol (owned), or NULL for a literal ... */
+    int64_t dim_value[TLRT_MAX_RANK];  /* ... of this value (>= 1) */
 } RtParam;
 
 typedef struct RtVariant {

@@ -7,6 +7,7 @@
  *   emu_fiber.c   fiber stacks and context switches (ASan / valgrind annotations)
  *   emu_launch.c  one launch: CTAs in order, the scheduler, barrier and shuffle rendezvous, faults
  *   emu_hooks.c   the tl_emu_* ABI of backend/target.h, called by the kernels
+ *   emu_race.c    shared-memory race and bounds checks (tl_emu_check_shared)
  *   emu_stream.c  streams (synchronous), events (CLOCK_MONOTONIC), graph capture and replay
  *   emu_device.c  the RtDeviceOps table tying these together
  *   emu_print.c, emu_bf16.c  two more functions kernels call: tl_emu_print (the `print` op) and
@@ -98,7 +99,22 @@ typedef struct EmuState {
     EmuStream *default_stream;   /* the stream of a NULL stream argument */
     bool reverse;                /* TILEC_EMU_ORDER=reverse: threads run last to first (exposes
                                     shared-memory races that thread order hides) */
+    bool no_race_check;          /* TILEC_EMU_RACECHECK=0: tl_emu_check_shared checks bounds only */
 } EmuState;
+
+/* ---- shared-memory race tracker (emu_race.c) */
+/* Per byte of the CTA's shared memory: the thread that last wrote it and the barrier epoch of that
+ * write, and the thread that last read it (EMU_RACE_MANY: two or more threads) and its epoch. An
+ * entry whose epoch is not the launch's current one is stale (a barrier separates it). */
+enum { EMU_RACE_MANY = 0xffff };
+typedef struct EmuRace {
+    uint32_t *wr_epoch, *rd_epoch;
+    uint16_t *wr_tid, *rd_tid;
+    size_t bytes;
+} EmuRace;
+/* Allocates the tracker for `bytes` of shared memory (all entries stale: epoch 0). false: no memory. */
+bool emu_race_init(EmuRace *r, size_t bytes);
+void emu_race_free(EmuRace *r);
 
 /* ---- one launch (emu_launch.c) */
 enum { EMU_MAX_THREADS = 1024, EMU_MSG = 1024 };
@@ -119,6 +135,9 @@ struct EmuLaunch {
     int ndone, nbarrier;
     int shfl_arrived[EMU_MAX_THREADS / 32];
     const EmuAlloc *last_hit;    /* access-check cache */
+    size_t smem_size;            /* the metadata's smem bytes: shared accesses past it are faults */
+    uint32_t epoch;              /* barrier epoch: +1 at every completed barrier and at every CTA start */
+    EmuRace race;
     bool faulted;
     char msg[EMU_MSG];
     /* ASan: the scheduler's stack, learnt at the first switch into a fiber */
@@ -139,6 +158,13 @@ void emu_block(EmuLaunch *L);
 /* Barrier / shuffle arrival of the running fiber (emu_hooks.c calls these). */
 void emu_barrier_arrive(EmuLaunch *L, const void *site);
 int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask);
+
+/* The race and bounds check of one shared-memory access of the running thread (emu_race.c; the
+ * hook tl_emu_check_shared): faults on an access outside [smem, smem + smem_size), on a read of a
+ * byte another thread wrote in this barrier epoch, on a write of a byte another thread read in this
+ * epoch, and on a write of a byte another thread wrote in this epoch with a different value (bits:
+ * the stored bytes, little-endian; writes are at most 8 bytes). */
+void emu_race_access(EmuLaunch *L, const void *p, int64_t bytes, bool is_write, uint64_t bits);
 
 /* The launch running on this OS thread (NULL outside a launch): the tl_emu_* ABI has no context
  * parameter, so the hooks find their state here (emu_hooks.c). */

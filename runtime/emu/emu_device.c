@@ -28,6 +28,8 @@ static TlrtStatus emu_init(TlrtContext *ctx) {
     st->stacks.stack_size = (size_t)kb * 1024;
     const char *order = getenv("TILEC_EMU_ORDER");
     st->reverse = order && !strcmp(order, "reverse");
+    const char *rc = getenv("TILEC_EMU_RACECHECK"); /* 0: shared-memory bounds checks only */
+    st->no_race_check = rc && !strcmp(rc, "0");
     ctx->dev = st;
     snprintf(ctx->device_name, sizeof ctx->device_name, "tilec SIMT emulator");
     return TLRT_OK;

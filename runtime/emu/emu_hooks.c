@@ -26,6 +26,7 @@ int32_t tl_emu_atomic_add_i32(void *p, int32_t v);
 int64_t tl_emu_atomic_add_i64(void *p, int64_t v);
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write);
 void tl_emu_div_zero(void);
+void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits);
 
 int32_t tl_emu_tid(void) { return current ? current->cur : 0; }
 int32_t tl_emu_ctaid(int32_t axis) { return current && axis >= 0 && axis < 3 ? (int32_t)current->cta[axis] : 0; }
@@ -64,6 +65,11 @@ static void check(EmuLaunch *L, const void *p, int64_t bytes, const char *what) 
 
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write) {
     if (current) check(current, p, bytes, is_write ? "store" : "load");
+}
+
+/* Before every shared-memory access of generated code: bounds and races (emu_race.c). */
+void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits) {
+    if (current) emu_race_access(current, p, bytes, is_write != 0, bits);
 }
 
 void tl_emu_div_zero(void) {

@@ -155,6 +155,7 @@ void emu_barrier_arrive(EmuLaunch *L, const void *site) {
         return;
     }
     L->nbarrier = 0;
+    L->epoch++; /* shared-memory accesses before the barrier no longer race with those after */
     for (int i = 0; i < L->nthreads; i++)
         if (L->fibers[i].barrier_site != site) {
             char a[160], b[160];
@@ -209,6 +210,7 @@ static void fiber_main(void) {
  * themselves, and it comes back here only when no fiber can run. */
 static bool run_cta(EmuLaunch *L) {
     memset(L->smem, 0xff, L->smem_bytes); /* poison: NaN / -1 where nothing was written */
+    L->epoch++;                           /* the race tracker's entries of the previous CTA go stale */
     for (int i = 0; i < L->nthreads; i++) {
         EmuFiber *f = &L->fibers[i];
         f->state = FIBER_READY;
@@ -245,7 +247,8 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
     EmuFiber *fibers = calloc((size_t)nthreads, sizeof *fibers);
     size_t smem_bytes = v->smem > 0 ? ((size_t)v->smem + 255) / 256 * 256 : 256;
     unsigned char *smem = aligned_alloc(256, smem_bytes);
-    bool ok = L && fibers && smem;
+    EmuRace race = {0};
+    bool ok = L && fibers && smem && emu_race_init(&race, smem_bytes);
     TlrtStatus status = ok ? TLRT_OK : TLRT_ERR_NOMEM;
     if (!ok) snprintf(msg, msglen, "emulator: out of memory launching %s", v->name);
     for (int i = 0; ok && i < nthreads; i++) {
@@ -258,7 +261,8 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
     }
     if (ok) {
         *L = (EmuLaunch){.st = st, .v = v, .params = params, .nthreads = nthreads, .smem = smem,
-                         .smem_bytes = smem_bytes, .fibers = fibers, .cur = -1, .dir = st->reverse ? -1 : 1};
+                         .smem_bytes = smem_bytes, .fibers = fibers, .cur = -1, .dir = st->reverse ? -1 : 1,
+                         .smem_size = v->smem > 0 ? (size_t)v->smem : 0, .race = race};
         *(void **)&L->entry = v->handle;
         memcpy(L->grid, grid, sizeof L->grid);
         EmuLaunch *outer = emu_current();
@@ -272,6 +276,7 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
         emu_set_current(outer);
         if (!ok) snprintf(msg, msglen, "%s", L->msg), status = TLRT_ERR_FAULT;
     }
+    emu_race_free(&race); /* L->race is a copy of it */
     free(smem);
     free(fibers);
     free(L);

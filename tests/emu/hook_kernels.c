@@ -7,7 +7,8 @@
  *
  * Planted faults: divergent_barrier (a barrier only threads 0-63 reach), split_barrier (two
  * different barriers), partial_shuffle (a shuffle only lanes 0-15 reach), misaligned_atomic.
- * missing_barrier is the race the emulator does NOT report (no shared-memory race detector):
+ * missing_barrier is a race the emulator does NOT report (these kernels do not call
+ * tl_emu_check_shared; tests/emu/race_kernels.c does):
  * it shows as poison (0xFF bytes) read from shared memory. */
 #include <stdint.h>
 #include <string.h>

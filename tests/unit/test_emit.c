@@ -378,6 +378,10 @@ static void test_metadata(void) {
     ir_func_set_attr(m, f, "BLOCK", ir_attr_int(m, 1024));
     ir_func_set_attr(m, f, "EPS", ir_attr_float(m, 1e-5));
     ir_func_set_attr(m, f, "RELU", ir_attr_bool(m, true));
+    Attr *ydims[4] = {ir_attr_string(m, "N"), ir_attr_int(m, 4), ir_attr_string(m, "H"), ir_attr_string(m, "W")};
+    Attr *vdims[4] = {ir_attr_array(m, NULL, 0), ir_attr_array(m, NULL, 0), ir_attr_array(m, ydims, 4),
+                      ir_attr_array(m, NULL, 0)};
+    ir_func_set_attr(m, f, "view_dims", ir_attr_array(m, vdims, 4));
     ir_func_set_attr(m, f, "note", ir_attr_string(m, "not a const"));
     BeOptions opt = {.target = BE_TARGET_NVPTX, .mcpu = "sm_80"};
     StrBuf sb = {0};
@@ -386,10 +390,10 @@ static void test_metadata(void) {
     be_meta_end(&sb);
     const char *want = "tilec-metadata 1\n"
                        "kernel add__v1 variant_of=add target=nvptx mcpu=sm_80 num_warps=8 block=256 smem=65536 smem_dynamic=1\n"
-                       "param 0 x ptr f32 facts=align16\n"
-                       "param 1 n scalar i32 facts=div16,i32\n"
-                       "param 2 y view bf16 rank=4 facts=-\n"
-                       "param 3 arg3 scalar i1 facts=-\n"
+                       "param 0 x ptr f32 facts=align16 dims=-\n"
+                       "param 1 n scalar i32 facts=div16,i32 dims=-\n"
+                       "param 2 y view bf16 rank=4 facts=- dims=N,4,H,W\n"
+                       "param 3 arg3 scalar i1 facts=- dims=-\n"
                        "const BLOCK 1024\n"
                        "const EPS 1.0000000000000001e-05\n"
                        "const RELU true\n"
@@ -405,7 +409,7 @@ static void test_metadata(void) {
     sb_clear(&sb);
     be_meta_kernel(&sb, g, &host, 4, 0);
     CHECK(!strcmp(sb_str(&sb), "kernel plain variant_of=plain target=host mcpu=x86-64 num_warps=4 block=128 smem=0 "
-                               "smem_dynamic=0\nparam 0 p ptr f32 facts=-\n"));
+                               "smem_dynamic=0\nparam 0 p ptr f32 facts=- dims=-\n"));
     sb_free(&sb);
     ir_module_free(m);
 }

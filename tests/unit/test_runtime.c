@@ -115,7 +115,7 @@ static void test_meta_bad(void) {
     meta_bad("tilec-metadata 1\nkernel k\nparam 0 x ptr f32 facts=div16\nend\n", "do not apply to a ptr");
     meta_bad("tilec-metadata 1\nkernel k\nparam 0 x scalar f32 facts=div16\nend\n", "do not apply to a scalar f32");
     meta_bad("tilec-metadata 1\nkernel k\nparam 0 x scalar i32 facts=contig\nend\n", "do not apply");
-    meta_bad("tilec-metadata 1\nkernel k\nparam 0 x ptr f32 rank=2 facts=-\nend\n", "facts=... as the last field");
+    meta_bad("tilec-metadata 1\nkernel k\nparam 0 x ptr f32 rank=2 facts=-\nend\n", "bad facts 'rank=2'");
     meta_bad("tilec-metadata 1\nkernel k\nconst A\nend\n", "'const NAME VALUE'");
     meta_bad("tilec-metadata 1\nconst A 1\nend\n", "'const' before any 'kernel'");
     meta_bad("tilec-metadata 1\nkernal k\nend\n", "unknown record 'kernal'");

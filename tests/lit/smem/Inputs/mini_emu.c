@@ -49,6 +49,8 @@ float tl_emu_atomic_add_f32(void *p, float v) {
 int32_t tl_emu_atomic_add_i32(void *p, int32_t v) { return __atomic_fetch_add((int32_t *)p, v, __ATOMIC_RELAXED); }
 int64_t tl_emu_atomic_add_i64(void *p, int64_t v) { return __atomic_fetch_add((int64_t *)p, v, __ATOMIC_RELAXED); }
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write) { (void)p, (void)bytes, (void)is_write; }
+/* The real emulator checks shared-memory races here (runtime/emu/emu_race.c); this stand-in does not. */
+void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits) { (void)p, (void)bytes, (void)is_write, (void)bits; }
 void tl_emu_div_zero(void) { __atomic_fetch_add(&div_zero_count, 1, __ATOMIC_RELAXED); }
 
 typedef struct Thread {
