@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (installing clang + libclang-rt-dev only if missing) and
 # runs each for SECONDS, seeded from the lit tests and examples.
-#   tools/fuzz.sh [SECONDS]      (default 60 per target)
+#   tools/fuzz.sh [SECONDS]      (default 60 per target; FUZZ_TARGETS="fuzz_ir" picks targets)
 # Crash inputs go to build-fuzz/artifacts/; the corpora grow in build-fuzz/corpus/<target>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +21,10 @@ fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   CC=clang cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_FUZZ=ON >/dev/null
 fi
-cmake --build "$BUILD_DIR" --target fuzz_tile fuzz_ir -j"$(nproc)" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
+TARGETS=(${FUZZ_TARGETS:-fuzz_tile fuzz_ir fuzz_meta})
+cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j"$(nproc)" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
 
-mkdir -p "$BUILD_DIR/artifacts" "$BUILD_DIR/corpus/fuzz_tile" "$BUILD_DIR/corpus/fuzz_ir"
+mkdir -p "$BUILD_DIR/artifacts" "$BUILD_DIR/corpus/fuzz_tile" "$BUILD_DIR/corpus/fuzz_ir" "$BUILD_DIR/corpus/fuzz_meta"
 # Seeds are named by content hash so re-seeding never duplicates.
 seed() {
   local dir="$1"; shift
@@ -36,9 +37,15 @@ seed() {
 shopt -s globstar nullglob
 seed "$BUILD_DIR/corpus/fuzz_tile" tests/lit/**/*.tile examples/*.tile
 seed "$BUILD_DIR/corpus/fuzz_ir" tests/lit/**/*.tir
+# Metadata seeds: what this tree's tilec writes for the zoo (needs the normal build/; skipped if absent).
+if [ -x build/bin/tilec ]; then
+  for k in tests/zoo/*.tile examples/*.tile; do
+    build/bin/tilec "$k" --emit=meta -o "$BUILD_DIR/corpus/fuzz_meta/seed-$(basename "$k" .tile)" 2>/dev/null || true
+  done
+fi
 
 summary=()
-for t in fuzz_tile fuzz_ir; do
+for t in "${TARGETS[@]}"; do
   log="$BUILD_DIR/$t.log"
   before=$(ls "$BUILD_DIR/artifacts" | wc -l)
   start=$(date +%s)
