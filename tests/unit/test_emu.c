@@ -29,86 +29,8 @@
 #include "tilec/tilec.h"
 #include "tilec/tilert.h"
 
-#ifndef TILEC_SOURCE_DIR
-#define TILEC_SOURCE_DIR "."
-#endif
 
-static char workdir[64];
-static uint64_t rng;
-
-static double urand(void) { /* xorshift64*, uniform in [-1, 1) */
-    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-    return (double)((rng * 2685821657736338717ull) >> 11) / (double)(1ull << 52) - 1.0;
-}
-
-static bool write_file(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return false;
-    bool ok = fwrite(data, 1, n, f) == n;
-    return fclose(f) == 0 && ok;
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) break;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0, *len = n;
-    return buf;
-}
-
-/* Compiles a .tile file of the source tree (with -D defines "NAME=VALUE", NULL-terminated) to
- * workdir/NAME.so; returns the path or NULL. */
-static const char *compile_tile(const char *rel, const char *name, const char *const *defines) {
-    static char so[128];
-    char path[512], o[128], cmd[512];
-    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
-    size_t len;
-    char *src = read_file(path, &len);
-    if (!src) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return NULL;
-    }
-    TlDefine defs[8];
-    int nd = 0;
-    for (; defines && defines[nd] && nd < 8; nd++) {
-        static char buf[8][64];
-        snprintf(buf[nd], sizeof buf[nd], "%s", defines[nd]);
-        char *eq = strchr(buf[nd], '=');
-        *eq = 0;
-        defs[nd] = (TlDefine){buf[nd], eq + 1};
-    }
-    TlCompileOptions opt;
-    tl_options_init(&opt);
-    opt.emit = TL_EMIT_OBJ;
-    opt.target = TL_TARGET_HOST;
-    opt.defines = defs;
-    opt.ndefines = nd;
-    char *obj = NULL;
-    size_t olen = 0;
-    TlStatus st = tl_compile(path, src, len, &opt, &obj, &olen);
-    free(src);
-    if (st != TL_OK) return NULL;
-    snprintf(o, sizeof o, "%s/%s.o", workdir, name);
-    snprintf(so, sizeof so, "%s/%s.so", workdir, name);
-    bool ok = write_file(o, obj, olen);
-    free(obj);
-    snprintf(cmd, sizeof cmd, "cc -shared -o %s %s -lm", so, o);
-    if (!ok || system(cmd) != 0) return NULL;
-    return so;
-}
+#include "emu_util.h"
 
 static const char *compile_c(const char *rel, const char *name) {
     static char so[128];
@@ -116,16 +38,6 @@ static const char *compile_c(const char *rel, const char *name) {
     snprintf(so, sizeof so, "%s/%s.so", workdir, name);
     snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -o %s %s/%s", so, TILEC_SOURCE_DIR, rel);
     return system(cmd) == 0 ? so : NULL;
-}
-
-static TlrtContext *ctx;
-
-/* A device buffer of n int32 / float, poisoned (0xFF bytes). */
-static void *dev_alloc(size_t bytes) {
-    void *p = NULL;
-    CHECK(tlrt_malloc(ctx, bytes, &p) == TLRT_OK);
-    if (p) CHECK(tlrt_memset(ctx, p, 0xff, bytes) == TLRT_OK);
-    return p;
 }
 
 static TlrtStatus launch1(TlrtModule *m, const char *k, unsigned gx, unsigned gy, unsigned gz, const TlrtArg *a, int n) {

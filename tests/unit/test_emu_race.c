@@ -20,31 +20,8 @@
 #include "tilec/tilec.h"
 #include "tilec/tilert.h"
 
-#ifndef TILEC_SOURCE_DIR
-#define TILEC_SOURCE_DIR "."
-#endif
 
-static char workdir[64];
-static uint64_t rng;
-static TlrtContext *ctx;
-
-static double urand(void) { /* xorshift64*, uniform in [-1, 1) */
-    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-    return (double)((rng * 0x2545F4914F6CDD1DULL) >> 11) * 0x1p-52 - 1.0;
-}
-
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) free(buf), buf = NULL;
-    fclose(f);
-    if (buf) buf[n] = 0, *len = (size_t)n;
-    return buf;
-}
+#include "emu_util.h"
 
 static TlrtModule *load_so(const char *so) {
     TlrtModule *m = NULL;
@@ -56,50 +33,9 @@ static TlrtModule *load_so(const char *so) {
 
 /* A .tile of the source tree compiled for the host to workdir/NAME.so (defines "N=V", NULL-ended). */
 static TlrtModule *load_tile(const char *rel, const char *name, const char *const *defines) {
-    char path[512], o[160], so[160], cmd[512];
-    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
-    size_t len;
-    char *src = read_text(path, &len);
-    CHECK(src != NULL);
-    if (!src) return NULL;
-    TlDefine defs[8];
-    char buf[8][64];
-    int nd = 0;
-    for (; defines && defines[nd] && nd < 8; nd++) {
-        snprintf(buf[nd], sizeof buf[nd], "%s", defines[nd]);
-        char *eq = strchr(buf[nd], '=');
-        *eq = 0;
-        defs[nd] = (TlDefine){buf[nd], eq + 1};
-    }
-    TlCompileOptions opt;
-    tl_options_init(&opt);
-    opt.emit = TL_EMIT_OBJ;
-    opt.target = TL_TARGET_HOST;
-    opt.defines = defs;
-    opt.ndefines = nd;
-    char *obj = NULL;
-    size_t olen = 0;
-    TlStatus st = tl_compile(path, src, len, &opt, &obj, &olen);
-    free(src);
-    CHECK(st == TL_OK);
-    if (st != TL_OK) return NULL;
-    snprintf(o, sizeof o, "%s/%s.o", workdir, name);
-    snprintf(so, sizeof so, "%s/%s.so", workdir, name);
-    FILE *f = fopen(o, "wb");
-    bool ok = f && fwrite(obj, 1, olen, f) == olen;
-    if (f) ok = fclose(f) == 0 && ok;
-    free(obj);
-    snprintf(cmd, sizeof cmd, "cc -shared -o %s %s -lm", so, o);
-    ok = ok && system(cmd) == 0;
-    CHECK(ok);
-    return ok ? load_so(so) : NULL;
-}
-
-static void *dev_alloc(size_t bytes) { /* poisoned with 0xFF bytes by tlrt_malloc */
-    void *p = NULL;
-    CHECK(tlrt_malloc(ctx, bytes, &p) == TLRT_OK);
-    if (p) CHECK(tlrt_memset(ctx, p, 0xff, bytes) == TLRT_OK);
-    return p;
+    const char *so = compile_tile(rel, name, defines);
+    CHECK(so != NULL);
+    return so ? load_so(so) : NULL;
 }
 
 static TlrtStatus launch(TlrtModule *m, const char *k, unsigned gx, unsigned gy, const TlrtArg *a, int n) {
