@@ -142,4 +142,47 @@ TlrtStatus tlrt_graph_begin_capture(TlrtStream *s);
 TlrtStatus tlrt_graph_end_capture(TlrtStream *s, TlrtGraph **out);
 TlrtStatus tlrt_graph_launch(TlrtGraph *g, TlrtStream *s);
 void tlrt_graph_destroy(TlrtGraph *g);
+/* ---- execution plans of compiled graphs (docs/graphs.md sections 4 and 5)
+ * A module compiled from a `graph` (or an ONNX model) carries, in its metadata, the plan: the kernel
+ * launches in order, the intermediate buffers, and the shape expressions that size them. A TlrtPlan runs
+ * it: weights are bound once (copied to the device at bind time), inputs per run (device memory,
+ * contiguous row-major), outputs are device memory owned by the plan. The element types are those of
+ * the plan (f32 = 4 bytes, f16/bf16 = 2 bytes); every size is checked against the plan's dims (literal
+ * dims must match; a symbol takes one value across all bound tensors; derived symbols and buffer sizes
+ * are evaluated with checked int64 arithmetic) and a mismatch is TLRT_ERR_ARGS naming the tensor, the
+ * dim and both values. */
+typedef struct TlrtPlan TlrtPlan;
+typedef struct TlrtPlanTensorInfo {
+    const char *name;    /* owned by the plan */
+    const char *dtype;   /* "f32" | "f16" | "bf16" */
+    int rank;
+    const char *dims;    /* the declared dims as text, "N,64,H,W" (owned by the plan) */
+    bool is_param;
+} TlrtPlanTensorInfo;
+
+/* The plan of graph `name` in m (NULL = the module's only graph): TLRT_ERR_NOT_FOUND when there is no
+ * such graph. The plan borrows m (unload m after destroying the plan). */
+TlrtStatus tlrt_plan_create(TlrtModule *m, const char *name, TlrtPlan **out);
+void tlrt_plan_destroy(TlrtPlan *p);
+/* The graph's inputs and params (kind = 0) and outputs (kind = 1), for tools: count and info. */
+int tlrt_plan_tensor_count(const TlrtPlan *p, int kind);
+TlrtStatus tlrt_plan_tensor_info(const TlrtPlan *p, int kind, int i, TlrtPlanTensorInfo *info);
+/* Copies a weight from host memory (contiguous, the plan's dtype) to the device; binds its symbols.
+ * Binding a param again replaces it. */
+TlrtStatus tlrt_plan_bind_param(TlrtPlan *p, const char *name, const void *host, int rank, const int64_t *sizes);
+/* Binds an input for the next runs: device memory (tlrt_malloc) holding a contiguous tensor of the plan's
+ * dtype with these sizes (view.strides are ignored: inputs are contiguous). The plan borrows it. */
+TlrtStatus tlrt_plan_bind_input(TlrtPlan *p, const char *name, const TlrtView *view);
+/* Runs the plan on stream (NULL = default): evaluates the shapes, checks them, allocates the buffers and
+ * outputs, launches every kernel in order, frees the intermediates. Every param and input must be bound
+ * (TLRT_ERR_ARGS names the first missing one). On CUDA this is asynchronous like tlrt_launch. */
+TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream);
+/* The output `name` of the last run: a device view (owned by the plan; valid until the next run or
+ * destroy). TLRT_ERR_INVALID before the first successful run. */
+TlrtStatus tlrt_plan_output(TlrtPlan *p, const char *name, TlrtView *out);
+/* Copies output `name` to host memory of `bytes` bytes (synchronising first); TLRT_ERR_ARGS when bytes
+ * differs from the output's size. */
+TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size_t bytes);
+/* Number of kernel launches per run (for tools and tests: fused vs unfused kernel counts). */
+int tlrt_plan_launch_count(const TlrtPlan *p);
 #endif

@@ -1,0 +1,70 @@
+/* Building graph IR (docs/graphs.md section 2) with shape inference: one place for the shape rules of
+ * every whole-tensor op, used by sema (graph bodies in .tile source) and by the ONNX importer alike.
+ *
+ * Every gb_* op constructor checks its operands (element types equal; ranks; shapes, with symbolic dims
+ * compared through graph/shape_expr.h), infers the result type, appends the op to the graph and returns
+ * its result. Symbolic result dims that are not a literal or an existing symbol get a derived symbol
+ * (`_d0`, ...) recorded for the function attribute `shape_defs`. On an error the constructor reports
+ * `error: ...` at loc through the DiagEngine (one message naming the op, the operand types and the
+ * offending dim) and returns NULL; a NULL operand is "poison": the constructor returns NULL without a
+ * second message. Shape equalities that can be neither proved nor refused at compile time are recorded
+ * as runtime checks (plan `check` records), not errors.
+ *
+ * Ownership: everything lives in the IrModule's arena; a GraphBuilder holds no heap memory except its
+ * bookkeeping, released by gb_finish or gb_abandon. */
+#ifndef TILEC_GRAPH_BUILD_H
+#define TILEC_GRAPH_BUILD_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "../ir/ir.h"
+#include "../support/diag.h"
+
+typedef struct GraphBuilder GraphBuilder;
+
+/* Starts graph NAME (a new FUNC_GRAPH appended to m). Diagnostics go to d. Returns NULL only when out
+ * of memory. */
+GraphBuilder *gb_begin(IrModule *m, DiagEngine *d, const char *name, SrcLoc loc);
+
+/* Adds an argument: `elem` f32/f16/bf16, rank 0..8, per dim a literal (dims[i] > 0, syms[i] NULL) or a
+ * symbol (syms[i] a name; dims[i] ignored). is_param marks a weight (the `params` attribute). Names must
+ * be identifiers, unique in the graph (error otherwise). */
+Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const int64_t *dims,
+              const char *const *syms, bool is_param, SrcLoc loc);
+
+typedef struct GbConv2d {
+    int stride[2], padding[4] /* top, left, bottom, right */, dilation[2], groups;
+    bool nhwc; /* x and the result are NHWC; w is always [K, C/groups, R, S] */
+} GbConv2d;
+Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias /* NULL: none */, const GbConv2d *a);
+Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value *beta, Value *mean, Value *var,
+                     double eps);
+/* kind: relu leaky_relu clamp sigmoid silu gelu gelu_tanh tanh neg abs exp sqrt identity (docs/graphs.md);
+ * an unknown kind is an error. alpha/beta as in the docs' table. */
+Value *gb_unary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, double alpha, double beta);
+/* kind: add sub mul div max min pow; numpy broadcasting. */
+Value *gb_binary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *a, Value *b);
+/* y = alpha * op(a) @ op(b) + beta * c; a, b of rank 2..4 with broadcast batch dims; c NULL or broadcastable. */
+Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool trans_a, bool trans_b,
+                 double alpha, double beta);
+/* kind: sum mean max min; axes may be negative (normalised, sorted, deduplicated). */
+Value *gb_reduce(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, const int *axes, int naxes, bool keepdims);
+/* axis may be negative. coerce_2d: ONNX opset < 13 semantics. */
+Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d);
+typedef struct GbPool {
+    bool max; /* else average */
+    int kernel[2], stride[2], padding[4] /* top, left, bottom, right */, dilation[2];
+    bool ceil_mode, count_include_pad;
+} GbPool;
+Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a);
+/* A view with the same element count: dims[i] a literal > 0 or syms[i] a symbol name, as in gb_arg. */
+Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t *dims, const char *const *syms);
+/* Flattens dims [0, axis) and [axis, rank) into a rank-2 view (ONNX Flatten). */
+Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis);
+
+/* Ends the graph: `return results` with result_names, params and shape_defs attributes set. Returns the
+ * function, or NULL (after removing it from the module) when any error was reported while building it.
+ * Frees g either way. */
+Func *gb_finish(GraphBuilder *g, Value **results, const char *const *names, int n, SrcLoc loc);
+/* Drops a graph under construction (removes the function) and frees g. */
+void gb_abandon(GraphBuilder *g);
+#endif
