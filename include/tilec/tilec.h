@@ -34,9 +34,10 @@ typedef enum TlEmit {
 typedef enum TlTarget { TL_TARGET_NVPTX, TL_TARGET_HOST } TlTarget;
 
 typedef enum TlInputKind {
-    TL_INPUT_AUTO, /* by file name: *.tir is IR text, anything else the tile language */
+    TL_INPUT_AUTO, /* by file name: *.tir is IR text, *.onnx an ONNX model, anything else the tile language */
     TL_INPUT_TILE,
     TL_INPUT_IR,
+    TL_INPUT_ONNX, /* an ONNX model (binary protobuf; auto for *.onnx): imported as one graph (onnx/onnx_import.h) */
 } TlInputKind;
 
 typedef struct TlDefine {
