@@ -31,6 +31,8 @@ typedef struct BeOptions {
     BeDebug debug;      /* LINEINFO: PTX .loc lines back to the .tile source without a debug build */
     bool remarks;       /* one remark per codegen decision (i32/i64 indexing, vector width) */
     FILE *time_out;     /* non-NULL: print the backend's time split here (--time-passes) */
+    const char *plan;   /* graph plan blocks (docs/graphs.md section 4) put into the metadata after the
+                           kernel records, before `end`; NULL or "" = none */
 } BeOptions;
 
 /* Shared-memory limit per CTA in bytes for an NVPTX mcpu (sm_80: 163 KB, sm_86/sm_89: 99 KB,

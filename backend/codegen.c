@@ -313,6 +313,7 @@ bool be_compile(IrModule *m, const BeOptions *opt, BeEmitKind emit, DiagEngine *
         be_meta_kernel(&meta, f, opt, kernel_num_warps(f), smem);
     }
     ptrvec_free(&failed);
+    if (opt->plan) sb_puts(&meta, opt->plan);
     be_meta_end(&meta);
     L.t_codegen += now_s() - t0;
     ok = ok && diag_error_count(d) == errors_before && be_llvm_emit(&L, emit, sb_str(&meta), out);

@@ -17,7 +17,9 @@
  * literal or a shape symbol name (an identifier): at launch the runtime checks that a literal equals
  * the size and that one name has one extent across the kernel's views; `-` for non-views (and for
  * a view whose dims are unknown: nothing is checked). A parser may treat a missing dims field as `-`.
- * const lines give the kernel's compile-time specialisation (its const parameters). */
+ * const lines give the kernel's compile-time specialisation (its const parameters).
+ * After the kernel records, before `end`, come the execution plans of the module's graphs, one
+ * `graph NAME` ... `endgraph` block each (docs/graphs.md section 4; BeOptions.plan). */
 #ifndef TILEC_BACKEND_METADATA_H
 #define TILEC_BACKEND_METADATA_H
 #include <stdint.h>

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "driver/std_sources.h"
 #include "support/arena.h"
 
 enum { HEADER_BYTES = 48 };
@@ -111,6 +112,13 @@ static XXH128_canonical_t key_hash(const char *filename, bool is_ir, const char 
     for (int i = 0; i < opt->ndefines; i++) {
         put_str(st, 'n', opt->defines[i].name);
         put_str(st, 'v', opt->defines[i].value);
+    }
+    put_int(st, 'i', opt->input_kind); /* .onnx read as a model, or forced to tile/IR text */
+    /* Graphs compile to instances of the embedded std kernels: their text is part of the input. */
+    put_int(st, 'S', tl_std_source_count);
+    for (int i = 0; i < tl_std_source_count; i++) {
+        put_str(st, 'P', tl_std_sources[i].path);
+        put_str(st, 'T', tl_std_sources[i].text);
     }
     put_str(st, 'L', getenv("TILEC_LIBDEVICE"));
     if (opt->emit == TL_EMIT_SO) put_str(st, 'C', getenv("TILEC_CC"));

@@ -1,4 +1,6 @@
-/* libtilec's compile entry: source -> (tokens | AST | IR after the pass pipeline). */
+/* libtilec's compile entry: source -> (tokens | AST | IR after the pass pipeline | plan | code). A module
+ * with graphs (from .tile graphs, graph IR or an ONNX model) is lowered to std kernel instances and plans
+ * (driver/graph_plan.h) before the passes when code or a plan is asked for; --emit=ir prints the graphs. */
 #include "tilec/tilec.h"
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 #include "backend/backend.h"
 #include "driver/cache.h"
 #include "driver/link_host.h"
+#include "driver/graph_plan.h"
+#include "onnx/onnx_import.h"
 #include <time.h>
 
 void tl_options_init(TlCompileOptions *opt) {
@@ -89,6 +93,13 @@ static bool check_no_nul(DiagEngine *d, const char *file, const char *text, size
     return false;
 }
 
+/* Whether graph lowering will lower a graph of m (the one --kernel names, or any). */
+static bool lowers_graphs(const IrModule *m, const char *only) {
+    for (const Func *f = m->first; f; f = f->next)
+        if (f->kind == FUNC_GRAPH && (!only || !strcmp(f->name, only))) return true;
+    return false;
+}
+
 static char *finish(StrBuf *sb, size_t *out_len) {
     if (out_len) *out_len = sb->len;
     char *s = sb->data ? sb->data : xstrdup("");
@@ -103,12 +114,14 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
     DiagEngine *d = diag_new(dout);
     Arena *arena = arena_new();
     IrModule *m = NULL;
-    StrBuf sb = {0};
+    StrBuf sb = {0}, plan = {0};
     TlStatus status = TL_ERR_COMPILE;
-    bool is_ir = opt->input_kind == TL_INPUT_IR || (opt->input_kind == TL_INPUT_AUTO && ends_with(filename, ".tir"));
-    const char *file = diag_add_file(d, filename, text);
+    bool is_onnx = opt->input_kind == TL_INPUT_ONNX || (opt->input_kind == TL_INPUT_AUTO && ends_with(filename, ".onnx"));
+    bool is_ir = !is_onnx && (opt->input_kind == TL_INPUT_IR || (opt->input_kind == TL_INPUT_AUTO && ends_with(filename, ".tir")));
+    /* An ONNX model is binary protobuf: no source lines to show, NUL bytes are normal. */
+    const char *file = is_onnx ? diag_intern(d, filename) : diag_add_file(d, filename, text);
 
-    if (!check_no_nul(d, file, text, len)) goto done;
+    if (!is_onnx && !check_no_nul(d, file, text, len)) goto done;
     if (!check_codegen_options(opt, d)) {
         status = TL_ERR_USAGE;
         goto done;
@@ -131,8 +144,9 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
     double t0 = now_ms();
 
     if (opt->emit == TL_EMIT_TOKENS || opt->emit == TL_EMIT_AST) {
-        if (is_ir) {
-            diag_error(d, NOLOC, "--emit=%s needs a .tile source, not IR text", opt->emit == TL_EMIT_TOKENS ? "tokens" : "ast");
+        if (is_ir || is_onnx) {
+            diag_error(d, NOLOC, "--emit=%s needs a .tile source, not %s", opt->emit == TL_EMIT_TOKENS ? "tokens" : "ast",
+                       is_ir ? "IR text" : "an ONNX model");
             status = TL_ERR_USAGE;
             goto done;
         }
@@ -144,9 +158,11 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         }
     } else {
         const char *pipeline = opt->passes;
-        if (is_ir) {
+        if (is_onnx) {
+            m = ir_module_new();
+            onnx_import(m, d, file, text, len, NULL);
+        } else if (is_ir) {
             m = ir_parse(file, text, d);
-            if (!pipeline) pipeline = "";
         } else {
             AstProgram *p = ast_parse(arena, d, file, text);
             if (diag_error_count(d) == 0) {
@@ -156,15 +172,20 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
                 m = sema_lower(p, &so, d);
                 free(defs);
             }
-            if (!pipeline) pipeline = PASS_DEFAULT_PIPELINE;
         }
-        if (opt->time_passes) fprintf(dout, "frontend (%s): %.3f ms\n", is_ir ? "IR parser" : "parse + sema", now_ms() - t0);
+        if (opt->time_passes)
+            fprintf(dout, "frontend (%s): %.3f ms\n", is_onnx ? "ONNX import" : is_ir ? "IR parser" : "parse + sema",
+                    now_ms() - t0);
+        if (!m || diag_error_count(d)) goto done;
+        /* Std kernel instances are sema's output and need the frontend pipeline (inline first), whatever
+         * the input kind; IR text without graphs runs no passes by default (like LLVM's opt). */
+        bool lower = (emits_code(opt->emit) || opt->emit == TL_EMIT_PLAN) && lowers_graphs(m, opt->only);
+        if (!pipeline) pipeline = (is_ir || is_onnx) && !lower ? "" : PASS_DEFAULT_PIPELINE;
         /* Code generation appends the layout pipeline to whatever ran before. */
         if (emits_code(opt->emit)) {
             const char *cg = opt->fma ? PASS_CODEGEN_PIPELINE : PASS_CODEGEN_PIPELINE_NO_FMA;
             pipeline = arena_printf(arena, "%s%s%s", pipeline, *pipeline ? "," : "", cg);
         }
-        if (!m || diag_error_count(d)) goto done;
         /* Unknown pass names are usage errors, reported before anything runs. */
         if (pass_check_names(pipeline, d) + pass_check_names(opt->print_before, d) +
             pass_check_names(opt->print_after, d) + pass_check_names(opt->disable_passes, d)) {
@@ -177,6 +198,23 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         }
         /* The round-trip rule (print(parse(print(M))) == print(M)); the pass manager checks it after each pass. */
         if (opt->check_roundtrip && !pass_check_roundtrip(m, is_ir ? "after parsing" : "after the frontend", d)) goto done;
+        if (emits_code(opt->emit) || opt->emit == TL_EMIT_PLAN) {
+            double tg = now_ms();
+            int n = gp_lower_module(m, opt->only, d, &plan);
+            if (opt->time_passes) fprintf(dout, "graph lowering: %.3f ms\n", now_ms() - tg);
+            if (n < 0) goto done;
+            if (n > 0 && opt->verify_each && ir_verify_module(m, d)) {
+                diag_error(d, NOLOC, "IR invalid after graph lowering");
+                goto done;
+            }
+            if (opt->emit == TL_EMIT_PLAN) {
+                if (n == 0) diag_error(d, NOLOC, "--emit=plan: the input has no graph%s%s", opt->only ? " named " : "",
+                                       opt->only ? opt->only : "");
+                sb = plan;
+                plan = (StrBuf){0};
+                goto emitted;
+            }
+        }
         PassManagerOptions pm = {
             .pipeline = pipeline,
             .print_before = opt->print_before,
@@ -202,6 +240,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
                 .debug = opt->debug == 2 ? BE_DEBUG_FULL : opt->debug == 1 ? BE_DEBUG_LINEINFO : BE_DEBUG_NONE,
                 .remarks = opt->remarks,
                 .time_out = opt->time_passes ? dout : NULL,
+                .plan = plan.len ? sb_str(&plan) : NULL,
             };
             BeEmitKind ek = opt->emit == TL_EMIT_LLVM ? BE_EMIT_LLVM
                           : opt->emit == TL_EMIT_PTX  ? BE_EMIT_PTX
@@ -221,6 +260,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             ir_print_module(m, &sb, &po);
         }
     }
+emitted:
     if (diag_error_count(d) == 0) {
         size_t n = sb.len;
         *out = finish(&sb, out_len);
@@ -230,6 +270,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
 done:
     if (status != TL_OK && status != TL_ERR_USAGE) status = TL_ERR_COMPILE;
     sb_free(&sb);
+    sb_free(&plan);
     if (m) ir_module_free(m);
     arena_free(arena);
     diag_free(d);

@@ -146,3 +146,54 @@ IrModule *sema_lower(const AstProgram *p, const SemaOptions *opt, DiagEngine *d)
     }
     return s->m;
 }
+
+/* A const binding that names no const parameter of k (compiler-generated, so the message says which
+ * kernel was asked for what). */
+static bool check_instance_consts(Sema *s, const AstDecl *k) {
+    bool ok = true;
+    for (int i = 0; i < s->opt->ndefines; i++) {
+        const char *name = s->opt->defines[i].name;
+        bool found = false;
+        for (int j = 0; name && j < k->nparams && !found; j++)
+            found = k->params[j]->kind == PARAM_CONST && k->params[j]->name && !strcmp(k->params[j]->name, name);
+        if (!found) {
+            diag_error(s->d, k->loc, "kernel '%s' has no const parameter named '%s' (asked for by an instance)",
+                       k->name, name ? name : "");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const char *as_name,
+                       const SemaDefine *consts, int n, DiagEngine *d) {
+    SemaOptions opt = {.defines = consts, .ndefines = n};
+    Sema sema = {0}, *s = &sema;
+    s->prog = p;
+    s->opt = &opt;
+    s->d = d;
+    s->tmp = arena_new();
+    s->m = m;
+    int errors0 = diag_error_count(d);
+    Func *mark = m->last; /* everything after it is this call's */
+    s->define_reported = arena_calloc(s->tmp, (size_t)n + 1, sizeof *s->define_reported);
+    collect_decls(s);
+    const AstDecl *k = sema_find_decl(s, decl);
+    if (!k || k->kind != DECL_KERNEL)
+        diag_error(d, NOLOC, "no kernel named '%s' to instantiate", decl ? decl : "");
+    else if (check_instance_consts(s, k))
+        sema_lower_kernel(s, k);
+    ptrvec_free(&s->stack);
+    arena_free(s->tmp);
+    Func *f = mark ? mark->next : m->first;
+    if (diag_error_count(d) > errors0) {
+        for (Func *g = f, *next; g; g = next) {
+            next = g->next;
+            ir_func_remove(m, g);
+        }
+        return NULL;
+    }
+    /* sema_lower_kernel creates the kernel before the fn instances its body asks for. */
+    if (f) f->name = arena_strdup(m->arena, as_name ? as_name : decl);
+    return f;
+}

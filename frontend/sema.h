@@ -25,4 +25,15 @@ typedef struct SemaOptions {
  * error to d and returns NULL when there was any; the returned module is owned by the caller
  * (ir_module_free). A -D naming no const parameter of any kernel is an error. */
 IrModule *sema_lower(const AstProgram *p, const SemaOptions *opt, DiagEngine *d);
+
+/* Lowers kernel `decl` of p into the existing module m as one FUNC_KERNEL named as_name (graph
+ * lowering instantiates the std kernels this way). consts[0..n) set the kernel's const parameters
+ * for this instance only, with -D's value syntax ("3", "true", "f16"); a const not named keeps its
+ * default. The fns the kernel calls are instantiated into m as well, under names no function of m
+ * already has. p's declarations are checked as sema_lower checks them (redefinitions, builtin names).
+ * Every error (no kernel named decl, a const that names no const parameter of it, a bad value, an
+ * error in its body) is reported to d at its location in p's sources; then every function this call
+ * added is removed from m again and NULL is returned. The caller keeps ownership of p and m. */
+Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const char *as_name,
+                       const SemaDefine *consts, int n, DiagEngine *d);
 #endif

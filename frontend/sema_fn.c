@@ -46,6 +46,8 @@ static Instance *instantiate(Sema *s, const AstDecl *decl, const Type **types) {
     int k = 0;
     for (Instance *in = s->instances; in; in = in->next) k += in->decl == decl;
     const char *name = k ? arena_printf(s->m->arena, "%s.%d", decl->name, k) : arena_strdup(s->m->arena, decl->name);
+    /* sema_instantiate adds to a module that may already hold a function of that name. */
+    while (ir_func_find(s->m, name)) name = arena_printf(s->m->arena, "%s.%d", decl->name, ++k);
     Func *f = ir_func_new(s->m, FUNC_DEVICE, name, decl->loc);
     Instance *inst = arena_alloc(s->tmp, sizeof *inst);
     inst->decl = decl;

@@ -1,7 +1,8 @@
 /* Internals shared by the sema files (not a public interface; only frontend/sema*.c include it).
  *
  *   sema.c          driver: declarations, -D checking, scopes and symbols
- *   sema_kernel.c   kernel parameters (pointers, scalars, views, const specialisation) and graphs
+ *   sema_kernel.c   kernel parameters (pointers, scalars, views, const specialisation)
+ *   sema_graph.c    graphs: parameters and `let`/`return` bodies, built through graph/graph_build.h
  *   sema_types.c    type names, promotion (SPEC 5.2), implicit conversions, shapes, tile limits
  *   sema_value.c    turning sema values into IR values: constants, casts, splat/broadcast
  *   sema_const.c    the compile-time evaluator over the AST (shapes, axes, const defaults)
@@ -235,11 +236,25 @@ bool sema_user_call(Sema *s, const Ast *call, SVal *out);
 /* Checks fn decl once with its declared parameter types (in a scratch module). */
 void sema_check_fn(Sema *s, int decl_index);
 
+/* --- sema_graph.c, sema_graph_ops.c ------------------------------------------------------ */
+typedef struct GraphBuilder GraphBuilder; /* graph/graph_build.h */
+/* Lowers graph g into a FUNC_GRAPH of the current module (SPEC section 9): its parameters become the
+ * graph's arguments, its `let`s and `return` graph ops with inferred shapes. Every error is reported
+ * at its location; a graph with errors is not added. */
+void sema_check_graph(Sema *s, const AstDecl *g);
+/* A graph-body expression as a tensor value of g, or NULL after an error (poison: no second report). */
+Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e);
+/* Whether e is a compile-time number (literals, consts, constant lets and arithmetic on them): a
+ * scalar, which graph ops take only as attribute values. No report. */
+bool sema_graph_const(Sema *s, const Ast *e);
+/* A call to a graph op (or a reported misuse: an unknown op, a fn, kernel or builtin), or NULL. */
+Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call);
+
 /* --- sema_kernel.c ------------------------------------------------------------------------ */
 /* Lowers kernel k into a FUNC_KERNEL of the current module. */
 void sema_lower_kernel(Sema *s, const AstDecl *k);
-/* v0: checks a graph's parameter and result types (and const defaults); emits nothing. */
-void sema_check_graph(Sema *s, const AstDecl *g);
+/* Declares graph g's const parameters (bound as a kernel's are, -D included). */
+void sema_bind_graph_consts(Sema *s, const AstDecl *g);
 /* Reports -D names that match no const parameter (values are checked where they are used). */
 void sema_check_defines(Sema *s);
 #endif

@@ -332,22 +332,5 @@ void sema_lower_kernel(Sema *s, const AstDecl *k) {
 
 /* ----------------------------------------------------------------- graphs */
 
-void sema_check_graph(Sema *s, const AstDecl *g) {
-    SemaFrame saved = s->fr;
-    s->fr = (SemaFrame){.decl = g};
-    sema_scope_push(s);
-    bind_consts(s, g, NULL);
-    for (int i = 0; i < g->nparams; i++) {
-        const AstParam *p = g->params[i];
-        if (p->kind == PARAM_CONST || !p->type) continue;
-        if (p->type->kind == AT_PTR || p->type->kind == AT_VIEW) {
-            diag_error(s->d, p->type->loc, "a graph takes whole tensors such as f32[N, C], not pointers or views");
-            continue;
-        }
-        sema_resolve_type(s, p->type);
-        if (p->name) sema_declare(s, p->name, SYM_PARAM, p->loc);
-    }
-    if (g->ret) sema_resolve_type(s, g->ret);
-    sema_scope_pop(s);
-    s->fr = saved;
-}
+/* Graphs are lowered in sema_graph.c; their const parameters bind exactly as a kernel's do. */
+void sema_bind_graph_consts(Sema *s, const AstDecl *g) { bind_consts(s, g, NULL); }

@@ -61,6 +61,14 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
 /* Flattens dims [0, axis) and [axis, rank) into a rank-2 view (ONNX Flatten). */
 Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis);
 
+/* Checks v's inferred type against a declared one (a tensor type: a graph's declared result, an ONNX
+ * output's value_info): element type and rank equal; per dim, provably equal is fine, provably
+ * different is an error ("WHAT is declared T1 but is T2: dim 2 is H vs _d0 (= (H+1)/2)"), undecided
+ * becomes a runtime check. A declared symbol that no argument binds names the inferred dim (its first
+ * occurrence binds it, later ones must agree). what: e.g. "the result of 'f'". Returns false after an
+ * error (or for a NULL v, silently). [Additive to the lead's contract; see docs/graphs.md section 2.] */
+bool gb_expect(GraphBuilder *g, SrcLoc loc, Value *v, const Type *declared, const char *what);
+
 /* Ends the graph: `return results` with result_names, params and shape_defs attributes set. Returns the
  * function, or NULL (after removing it from the module) when any error was reported while building it.
  * Frees g either way. */

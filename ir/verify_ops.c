@@ -540,13 +540,117 @@ static void check_print(Verifier *v, Op *op) {
     if (!ok) ERR("'print' attribute 'names' must be an array of %d strings (one per operand)", op->num_operands);
 }
 
+/* ------------------------------------------------------------ graph ops (docs/graphs.md section 2) */
+
+/* A string attribute `name` that is one of `allowed` (NULL-terminated). */
+static bool enum_attr(Verifier *v, Op *op, const char *name, const char *const *allowed) {
+    const Attr *a = ir_op_attr(op, name);
+    for (int i = 0; attr_is(a, ATTR_STRING) && allowed[i]; i++)
+        if (!strcmp(a->s, allowed[i])) return true;
+    StrBuf sb = {0};
+    for (int i = 0; allowed[i]; i++) sb_printf(&sb, "%s\"%s\"", i ? ", " : "", allowed[i]);
+    ERR("'%s' needs a string attribute '%s', one of %s", NAME, name, sb_str(&sb));
+    sb_free(&sb);
+    return false;
+}
+
+static bool kind_attr(Verifier *v, Op *op, const char *name, AttrKind k, const char *what) {
+    if (attr_is(ir_op_attr(op, name), k)) return true;
+    ERR("'%s' needs %s attribute '%s'", NAME, what, name);
+    return false;
+}
+
+/* An array of n integers >= lo (n < 0: any length >= 1) in `name`. */
+static bool ints_attr(Verifier *v, Op *op, const char *name, int n, int64_t lo) {
+    const Attr *a = ir_op_attr(op, name);
+    bool ok = attr_is(a, ATTR_ARRAY) && (n < 0 ? a->n >= 1 : a->n == n);
+    for (int i = 0; ok && i < a->n; i++) ok = attr_is(a->items[i], ATTR_INT) && a->items[i]->i >= lo;
+    if (!ok) {
+        if (n < 0) ERR("'%s' needs an attribute '%s': a list of integers >= %lld", NAME, name, (long long)lo);
+        else ERR("'%s' needs an attribute '%s': a list of %d integers >= %lld", NAME, name, n, (long long)lo);
+    }
+    return ok;
+}
+
+static bool rank_of(Verifier *v, Op *op, const Type *t, const char *what, int lo, int hi) {
+    if (t->rank >= lo && t->rank <= hi) return true;
+    if (lo == hi) ERR("'%s' %s must have rank %d, got %s", NAME, what, lo, T(t));
+    else ERR("'%s' %s must have rank %d to %d, got %s", NAME, what, lo, hi, T(t));
+    return false;
+}
+
 static void check_graph(Verifier *v, Op *op) {
+    static const char *const unary[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
+                                        "tanh", "neg", "abs", "exp", "sqrt", "identity", NULL};
+    static const char *const binary[] = {"add", "sub", "mul", "div", "max", "min", "pow", NULL};
+    static const char *const reduce[] = {"sum", "mean", "max", "min", NULL};
+    static const char *const pool[] = {"max", "avg", NULL};
+    static const char *const layouts[] = {"NCHW", "NHWC", NULL};
     for (int i = 0; i < op->num_operands; i++)
         if (OPND(i)->kind != TY_TENSOR) {
             ERR("'%s' operand #%d must be a tensor, got %s", NAME, i, T(OPND(i)));
             return;
         }
-    if (RES(0)->kind != TY_TENSOR) ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
+    if (RES(0)->kind != TY_TENSOR) {
+        ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
+        return;
+    }
+    for (int i = 0; i < op->num_operands; i++)
+        if (OPND(i)->elem != RES(0)->elem) {
+            ERR("'%s' operand #%d has element type %s, the result %s", NAME, i, T(OPND(i)->elem), T(RES(0)->elem));
+            return;
+        }
+    switch (op->kind) {
+    case OP_G_CONV2D:
+        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, OPND(1), "weight", 4, 4) ||
+            (op->num_operands == 3 && !rank_of(v, op, OPND(2), "bias", 1, 1)) || !rank_of(v, op, RES(0), "result", 4, 4))
+            return;
+        if (ints_attr(v, op, "stride", 2, 1) && ints_attr(v, op, "padding", 4, 0) && ints_attr(v, op, "dilation", 2, 1) &&
+            int_attr_in(v, op, "groups", 1, INT32_MAX, NULL))
+            enum_attr(v, op, "layout", layouts);
+        break;
+    case OP_G_BATCH_NORM:
+        if (!rank_of(v, op, OPND(0), "input", 2, 8)) return;
+        for (int i = 1; i < 5; i++)
+            if (!rank_of(v, op, OPND(i), "statistics operand", 1, 1)) return;
+        kind_attr(v, op, "eps", ATTR_FLOAT, "a float");
+        break;
+    case OP_G_UNARY:
+        if (enum_attr(v, op, "kind", unary) && kind_attr(v, op, "alpha", ATTR_FLOAT, "a float"))
+            kind_attr(v, op, "beta", ATTR_FLOAT, "a float");
+        break;
+    case OP_G_BINARY: enum_attr(v, op, "kind", binary); break;
+    case OP_G_MATMUL:
+        if (!rank_of(v, op, OPND(0), "a", 2, 4) || !rank_of(v, op, OPND(1), "b", 2, 4)) return;
+        if (kind_attr(v, op, "trans_a", ATTR_BOOL, "a bool") && kind_attr(v, op, "trans_b", ATTR_BOOL, "a bool") &&
+            kind_attr(v, op, "alpha", ATTR_FLOAT, "a float"))
+            kind_attr(v, op, "beta", ATTR_FLOAT, "a float");
+        break;
+    case OP_G_REDUCE: {
+        if (!enum_attr(v, op, "kind", reduce) || !ints_attr(v, op, "axes", -1, 0) ||
+            !kind_attr(v, op, "keepdims", ATTR_BOOL, "a bool"))
+            return;
+        const Attr *axes = ir_op_attr(op, "axes");
+        for (int i = 0; i < axes->n; i++)
+            if (axes->items[i]->i >= OPND(0)->rank || (i && axes->items[i]->i <= axes->items[i - 1]->i)) {
+                ERR("'%s' attribute 'axes' must be increasing axes of %s", NAME, T(OPND(0)));
+                return;
+            }
+        break;
+    }
+    case OP_G_SOFTMAX:
+        if (int_attr_in(v, op, "axis", 0, OPND(0)->rank - 1, NULL) && kind_attr(v, op, "log", ATTR_BOOL, "a bool"))
+            kind_attr(v, op, "coerce_2d", ATTR_BOOL, "a bool");
+        break;
+    case OP_G_POOL:
+        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, RES(0), "result", 4, 4)) return;
+        if (enum_attr(v, op, "kind", pool) && ints_attr(v, op, "kernel", 2, 1) && ints_attr(v, op, "stride", 2, 1) &&
+            ints_attr(v, op, "padding", 4, 0) && ints_attr(v, op, "dilation", 2, 1) &&
+            kind_attr(v, op, "ceil_mode", ATTR_BOOL, "a bool"))
+            kind_attr(v, op, "count_include_pad", ATTR_BOOL, "a bool");
+        break;
+    default: break; /* graph.reshape: no attributes */
+    }
 }
 
 static void check_custom(Verifier *v, Op *op) {

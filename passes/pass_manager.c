@@ -183,6 +183,55 @@ static void print_timing(FILE *out, const char **names, const double *ms, int n)
 
 /* ------------------------------------------------------------ the runner */
 
+/* The tile passes never see graphs (graph lowering owns them): graph functions are unlinked from the
+ * module while a pass runs and put back after, each right after the function it followed (or the
+ * nearest earlier one the pass kept), so printed IR keeps its order. */
+typedef struct HiddenGraphs {
+    Func **order; /* every function before the pass, in module order */
+    int n;
+    bool any;
+} HiddenGraphs;
+
+static void hide_graphs(IrModule *m, HiddenGraphs *h) {
+    h->n = 0;
+    h->any = false;
+    for (Func *f = m->first; f; f = f->next) h->n++;
+    h->order = xcalloc((size_t)h->n + 1, sizeof *h->order);
+    int i = 0;
+    for (Func *f = m->first; f; f = f->next) h->order[i++] = f;
+    for (i = 0; i < h->n; i++)
+        if (h->order[i]->kind == FUNC_GRAPH) {
+            ir_func_remove(m, h->order[i]);
+            h->any = true;
+        }
+}
+
+static bool in_module(const IrModule *m, const Func *f) {
+    for (const Func *g = m->first; g; g = g->next)
+        if (g == f) return true;
+    return false;
+}
+
+static void restore_graphs(IrModule *m, HiddenGraphs *h) {
+    Func *anchor = NULL; /* the function the next graph goes after (NULL: the module's start) */
+    for (int i = 0; h->any && i < h->n; i++) {
+        Func *f = h->order[i];
+        if (f->kind != FUNC_GRAPH) {
+            if (in_module(m, f)) anchor = f;
+            continue;
+        }
+        f->prev = anchor;
+        f->next = anchor ? anchor->next : m->first;
+        if (f->next) f->next->prev = f;
+        else m->last = f;
+        if (anchor) anchor->next = f;
+        else m->first = f;
+        anchor = f;
+    }
+    free(h->order);
+    h->order = NULL;
+}
+
 bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *ctx) {
     DiagEngine *d = ctx->diag;
     SrcLoc none = {0};
@@ -208,7 +257,10 @@ bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *
         if (names_has(&before, p->name)) dump_ir(dump, "Before", p->name, m, opt->print_locations);
         int errs = diag_error_count(d);
         double t0 = now_ms();
+        HiddenGraphs hidden;
+        hide_graphs(m, &hidden);
         p->run(m, ctx);
+        restore_graphs(m, &hidden);
         double t1 = now_ms();
         tnames[nt] = p->name;
         tms[nt++] = t1 - t0;

@@ -5,7 +5,10 @@
  * everything else malformed is an error naming the line. Checked beyond the syntax: every variant
  * of one kernel has the same parameters (kind, type, rank), params are numbered 0, 1, ..., facts
  * fit their parameter's kind, and the ABI of each variant fits RtAbiArgs. A param line's dims=
- * field (views' declared dims) is optional: metadata written before it existed still loads. */
+ * field (views' declared dims) is optional: metadata written before it existed still loads.
+ * After the kernels, before `end`, come the graph blocks (execution plans, docs/graphs.md section 4),
+ * whose records runtime/plan_parse.c parses; once the block is read, each plan's launches are checked
+ * against the kernels. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -14,59 +17,50 @@
 #include <string.h>
 #include "rt.h"
 
-enum { MAX_TOKENS = 16, MAX_LINE = 1024 };
-
 typedef struct Parser {
-    const char *p;   /* next line */
-    int lineno;
-    char line[MAX_LINE];
-    char *tok[MAX_TOKENS];
-    int ntok;
+    RtLineReader r;
     char *err;
     size_t errlen;
 } Parser;
 
 static bool fail(Parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(Parser *ps, const char *fmt, ...) {
-    char msg[512];
+    char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ps->err && ps->errlen) snprintf(ps->err, ps->errlen, "metadata line %d: %s", ps->lineno, msg);
+    if (ps->err && ps->errlen) snprintf(ps->err, ps->errlen, "metadata line %d: %s", ps->r.lineno, msg);
     return false;
 }
 
-/* Reads the next line into ps->line, without "//" prefix and leading blanks, split into tokens.
- * Returns false at the end of the text. A line too long or with too many fields is kept
- * truncated with ntok = -1 (reported by the caller where it matters). */
-static bool next_line(Parser *ps) {
-    if (!*ps->p) return false;
-    const char *s = ps->p, *e = strchr(s, '\n');
+bool rt_read_line(RtLineReader *r) {
+    if (!*r->p) return false;
+    const char *s = r->p, *e = strchr(s, '\n');
     size_t n = e ? (size_t)(e - s) : strlen(s);
-    ps->p = e ? e + 1 : s + n;
-    ps->lineno++;
-    bool too_long = n >= MAX_LINE;
-    if (too_long) n = MAX_LINE - 1;
-    memcpy(ps->line, s, n);
-    ps->line[n] = 0;
-    if (n && ps->line[n - 1] == '\r') ps->line[n - 1] = 0;
-    char *q = ps->line;
+    r->p = e ? e + 1 : s + n;
+    r->lineno++;
+    bool too_long = n >= RT_MAX_LINE;
+    if (too_long) n = RT_MAX_LINE - 1;
+    memcpy(r->line, s, n);
+    r->line[n] = 0;
+    if (n && r->line[n - 1] == '\r') r->line[n - 1] = 0;
+    char *q = r->line;
     while (*q == ' ' || *q == '\t') q++;
     if (q[0] == '/' && q[1] == '/') q += 2;
-    ps->ntok = 0;
+    r->ntok = 0;
     for (;;) {
         while (*q == ' ' || *q == '\t') q++;
         if (!*q) break;
-        if (ps->ntok == MAX_TOKENS) {
-            ps->ntok = -1;
+        if (r->ntok == RT_MAX_TOKENS) {
+            r->ntok = -1;
             break;
         }
-        ps->tok[ps->ntok++] = q;
+        r->tok[r->ntok++] = q;
         while (*q && *q != ' ' && *q != '\t') q++;
         if (*q) *q++ = 0;
     }
-    if (too_long) ps->ntok = -1;
+    if (too_long) r->ntok = -1;
     return true;
 }
 
@@ -129,13 +123,13 @@ static const char *value_of(const char *tok, const char *key) {
 
 /* The kernel line: kernel NAME key=value... */
 static bool parse_kernel(Parser *ps, RtVariant *v) {
-    if (ps->ntok < 2) return fail(ps, "'kernel' needs a name");
-    v->name = strdup(ps->tok[1]);
+    if (ps->r.ntok < 2) return fail(ps, "'kernel' needs a name");
+    v->name = strdup(ps->r.tok[1]);
     v->num_warps = 4;
     v->block = -1;
     if (!v->name) return fail(ps, "out of memory");
-    for (int i = 2; i < ps->ntok; i++) {
-        const char *t = ps->tok[i], *val;
+    for (int i = 2; i < ps->r.ntok; i++) {
+        const char *t = ps->r.tok[i], *val;
         long n;
         if ((val = value_of(t, "variant_of"))) {
             if (!*val) return fail(ps, "empty variant_of");
@@ -197,18 +191,18 @@ static bool parse_dims(Parser *ps, RtParam *p, const char *s) {
 
 /* param INDEX NAME KIND TYPE [rank=R] facts=F [dims=D] */
 static bool parse_param(Parser *ps, RtVariant *v) {
-    if (ps->ntok < 6) return fail(ps, "a param line is 'param INDEX NAME KIND TYPE [rank=R] facts=F'");
+    if (ps->r.ntok < 6) return fail(ps, "a param line is 'param INDEX NAME KIND TYPE [rank=R] facts=F'");
     long idx;
-    if (!parse_int(ps->tok[1], 0, 255, &idx) || idx != v->nparams)
-        return fail(ps, "param index '%s' out of order (expected %d)", ps->tok[1], v->nparams);
+    if (!parse_int(ps->r.tok[1], 0, 255, &idx) || idx != v->nparams)
+        return fail(ps, "param index '%s' out of order (expected %d)", ps->r.tok[1], v->nparams);
     RtParam *np = realloc(v->params, (size_t)(v->nparams + 1) * sizeof *np);
     if (!np) return fail(ps, "out of memory");
     v->params = np;
     RtParam *p = &v->params[v->nparams];
     memset(p, 0, sizeof *p);
-    if (!(p->name = strdup(ps->tok[2]))) return fail(ps, "out of memory");
+    if (!(p->name = strdup(ps->r.tok[2]))) return fail(ps, "out of memory");
     v->nparams++; /* owned from here on, freed with v */
-    const char *kind = ps->tok[3], *type = ps->tok[4];
+    const char *kind = ps->r.tok[3], *type = ps->r.tok[4];
     int next = 5;
     if (!strcmp(kind, "ptr")) {
         p->kind = RT_PARAM_PTR;
@@ -219,24 +213,24 @@ static bool parse_param(Parser *ps, RtVariant *v) {
         snprintf(p->type, sizeof p->type, "%s", type);
         p->kind = kind[0] == 's' ? RT_PARAM_SCALAR : RT_PARAM_VIEW;
         if (p->kind == RT_PARAM_VIEW) {
-            const char *r = value_of(ps->tok[5], "rank");
+            const char *r = value_of(ps->r.tok[5], "rank");
             long rank;
             if (!r || !parse_int(r, 1, TLRT_MAX_RANK, &rank))
-                return fail(ps, "param %s: a view needs rank=1..%d, got '%s'", p->name, TLRT_MAX_RANK, ps->tok[5]);
+                return fail(ps, "param %s: a view needs rank=1..%d, got '%s'", p->name, TLRT_MAX_RANK, ps->r.tok[5]);
             p->rank = (int)rank;
             next = 6;
         }
     } else {
         return fail(ps, "param %s: unknown kind '%s' (ptr, scalar or view)", p->name, kind);
     }
-    if (ps->ntok != next + 1 && ps->ntok != next + 2)
+    if (ps->r.ntok != next + 1 && ps->r.ntok != next + 2)
         return fail(ps, "param %s: expected facts=... and an optional dims=... as the last fields", p->name);
-    const char *f = value_of(ps->tok[next], "facts");
-    if (!f || !parse_facts(f, &p->facts)) return fail(ps, "param %s: bad facts '%s'", p->name, ps->tok[next]);
+    const char *f = value_of(ps->r.tok[next], "facts");
+    if (!f || !parse_facts(f, &p->facts)) return fail(ps, "param %s: bad facts '%s'", p->name, ps->r.tok[next]);
     if (p->facts & ~allowed_facts(p)) return fail(ps, "param %s: facts '%s' do not apply to a %s %s", p->name, f, kind, p->type);
-    if (ps->ntok == next + 1) return true;
-    const char *dims = value_of(ps->tok[next + 1], "dims");
-    if (!dims) return fail(ps, "param %s: expected dims=... after facts, got '%s'", p->name, ps->tok[next + 1]);
+    if (ps->r.ntok == next + 1) return true;
+    const char *dims = value_of(ps->r.tok[next + 1], "dims");
+    if (!dims) return fail(ps, "param %s: expected dims=... after facts, got '%s'", p->name, ps->r.tok[next + 1]);
     return parse_dims(ps, p, dims);
 }
 
@@ -271,37 +265,77 @@ static bool finish_variant(Parser *ps, RtMeta *m) {
     return true;
 }
 
+/* A `graph NAME` record and the rest of its block, up to `endgraph` (runtime/plan_parse.c parses
+ * the records); the plan's own errors already carry "line N: graph G:". */
+static bool parse_graph(Parser *ps, RtMeta *out) {
+    RtPlanDef *ng = realloc(out->graphs, (size_t)(out->ngraphs + 1) * sizeof *ng);
+    if (!ng) return fail(ps, "out of memory");
+    out->graphs = ng;
+    RtPlanDef *g = &out->graphs[out->ngraphs];
+    char why[1024];
+    bool ok = rt_plan_begin(g, ps->r.tok, ps->r.ntok, ps->r.lineno, why, sizeof why), done = false;
+    out->ngraphs++; /* owned from here on, freed with out */
+    for (int i = 0; ok && i < out->ngraphs - 1; i++)
+        if (!strcmp(out->graphs[i].name, g->name)) {
+            snprintf(why, sizeof why, "line %d: graph %s appears twice", ps->r.lineno, g->name);
+            ok = false;
+        }
+    while (ok && !done) {
+        if (!rt_read_line(&ps->r)) {
+            snprintf(why, sizeof why, "line %d: graph %s has no 'endgraph'", ps->r.lineno, g->name);
+            ok = false;
+        } else if (ps->r.ntok < 0) {
+            snprintf(why, sizeof why, "line %d: line too long or too many fields", ps->r.lineno);
+            ok = false;
+        } else if (ps->r.ntok > 0 && !strcmp(ps->r.tok[0], "end")) {
+            snprintf(why, sizeof why, "line %d: graph %s: 'end' before its 'endgraph'", ps->r.lineno, g->name);
+            ok = false;
+        } else {
+            ok = rt_plan_record(g, ps->r.tok, ps->r.ntok, ps->r.lineno, &done, why, sizeof why);
+        }
+    }
+    if (!ok && ps->err && ps->errlen) snprintf(ps->err, ps->errlen, "metadata %s", why);
+    return ok;
+}
+
 bool rt_meta_parse(const char *text, RtMeta *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (err && errlen) err[0] = 0;
     if (!text) return true;
-    Parser ps = {.p = text, .err = err, .errlen = errlen};
+    Parser ps = {.r = {.p = text}, .err = err, .errlen = errlen};
     bool found = false;
-    while (next_line(&ps)) {
-        if (ps.ntok >= 1 && !strcmp(ps.tok[0], "tilec-metadata")) {
+    while (rt_read_line(&ps.r)) {
+        if (ps.r.ntok >= 1 && !strcmp(ps.r.tok[0], "tilec-metadata")) {
             found = true;
             break;
         }
     }
     if (!found) return true;
     long version;
-    if (ps.ntok != 2 || !parse_int(ps.tok[1], 0, 1 << 30, &version)) return fail(&ps, "expected 'tilec-metadata 1'");
+    if (ps.r.ntok != 2 || !parse_int(ps.r.tok[1], 0, 1 << 30, &version)) return fail(&ps, "expected 'tilec-metadata 1'");
     if (version != 1) return fail(&ps, "metadata version %ld is not supported (this runtime reads version 1)", version);
 
     RtVariant *cur = NULL;
-    bool ended = false, ok = true;
-    while (ok && next_line(&ps)) {
-        if (ps.ntok < 0) {
+    bool ended = false, ok = true, in_graphs = false;
+    while (ok && rt_read_line(&ps.r)) {
+        if (ps.r.ntok < 0) {
             ok = fail(&ps, "line too long or too many fields");
             break;
         }
-        if (ps.ntok == 0) continue;
-        const char *rec = ps.tok[0];
+        if (ps.r.ntok == 0) continue;
+        const char *rec = ps.r.tok[0];
         if (!strcmp(rec, "end")) {
             ended = true;
             break;
         }
-        if (!strcmp(rec, "kernel")) {
+        if (!strcmp(rec, "graph")) {
+            if (cur && !(ok = finish_variant(&ps, out))) break;
+            cur = NULL;
+            in_graphs = true;
+            ok = parse_graph(&ps, out);
+        } else if (in_graphs && (!strcmp(rec, "kernel") || !strcmp(rec, "param") || !strcmp(rec, "const"))) {
+            ok = fail(&ps, "a '%s' record after a graph block (the graph blocks come after the kernels)", rec);
+        } else if (!strcmp(rec, "kernel")) {
             if (cur && !(ok = finish_variant(&ps, out))) break;
             RtVariant *nv = realloc(out->variants, (size_t)(out->nvariants + 1) * sizeof *nv);
             if (!nv) {
@@ -316,13 +350,18 @@ bool rt_meta_parse(const char *text, RtMeta *out, char *err, size_t errlen) {
             ok = cur ? parse_param(&ps, cur) : fail(&ps, "'param' before any 'kernel'");
         } else if (!strcmp(rec, "const")) {
             if (!cur) ok = fail(&ps, "'const' before any 'kernel'");
-            else if (ps.ntok != 3) ok = fail(&ps, "a const line is 'const NAME VALUE'");
+            else if (ps.r.ntok != 3) ok = fail(&ps, "a const line is 'const NAME VALUE'");
         } else {
             ok = fail(&ps, "unknown record '%s'", rec);
         }
     }
     if (ok && !ended) ok = fail(&ps, "the metadata block has no 'end' line");
     if (ok && cur) ok = finish_variant(&ps, out);
+    for (int i = 0; ok && i < out->ngraphs; i++) {
+        char why[1024];
+        if (!(ok = rt_plan_check_kernels(&out->graphs[i], out, why, sizeof why)) && err && errlen)
+            snprintf(err, errlen, "metadata %s", why);
+    }
     if (!ok) rt_meta_free(out);
     return ok;
 }
@@ -340,5 +379,7 @@ void rt_meta_free(RtMeta *m) {
         free(v->source);
     }
     free(m->variants);
+    for (int i = 0; i < m->ngraphs; i++) rt_plan_def_free(&m->graphs[i]);
+    free(m->graphs);
     memset(m, 0, sizeof *m);
 }

@@ -32,10 +32,98 @@ typedef struct RtVariant {
     void *handle;     /* device back end: CUfunction, or the host K__entry function pointer */
 } RtVariant;
 
+/* ---- execution plans (docs/graphs.md section 4): parsed by runtime/plan_parse.c, run by plan_run.c */
+
+/* A shape expression (docs/graphs.md section 1) compiled to postfix: names are resolved to symbol
+ * indices when parsed, so evaluating is a loop over ops with a small stack (runtime/plan_expr.c). */
+typedef enum RtExprOpKind {
+    RT_EX_INT, RT_EX_SYM, RT_EX_ADD, RT_EX_SUB, RT_EX_MUL, RT_EX_DIV, RT_EX_MOD, RT_EX_NEG, RT_EX_CDIV, RT_EX_MAX, RT_EX_MIN
+} RtExprOpKind;
+typedef struct RtExprOp { RtExprOpKind kind; int64_t value; /* INT: the literal; SYM: the symbol's index */ } RtExprOp;
+typedef struct RtExpr {
+    char *text;      /* as written (owned), for messages */
+    int nops;
+    RtExprOp *ops;   /* owned */
+} RtExpr;
+enum { RT_EXPR_MAX_STACK = 64 }; /* rt_expr_parse refuses expressions that need more */
+
+typedef struct RtPlanSym {
+    char *name;
+    bool derived;    /* `def` (value = def) or `sym` (bound from an input/param dim) */
+    RtExpr def;
+    int line;
+} RtPlanSym;
+
+typedef enum RtPlanTensorKind { RT_PLAN_INPUT, RT_PLAN_PARAM, RT_PLAN_BUFFER, RT_PLAN_ALIAS } RtPlanTensorKind;
+typedef struct RtPlanTensor {
+    char *name;
+    RtPlanTensorKind kind;
+    char dtype[8];                  /* f32 | f16 | bf16 (an alias: its source's) */
+    int esize;                      /* bytes per element */
+    int rank;                       /* 1 .. TLRT_MAX_RANK */
+    char *dims_text;                /* "N,64,H,W" as written (owned) */
+    RtExpr dims[TLRT_MAX_RANK];
+    int bind_sym[TLRT_MAX_RANK];    /* inputs/params: the `sym` a bare-name dim binds, else -1 */
+    bool zero;                      /* buffer: memset 0 before the first launch */
+    int source;                     /* alias: the tensor whose storage it shares (an earlier one) */
+    int line;
+} RtPlanTensor;
+
+typedef enum RtPlanArgKind { RT_PLAN_ARG_VIEW, RT_PLAN_ARG_I32, RT_PLAN_ARG_F32 } RtPlanArgKind;
+typedef struct RtPlanArg {
+    RtPlanArgKind kind;
+    int tensor;                     /* view: the tensor */
+    int nperm, perm[TLRT_MAX_RANK]; /* view: 0 = no perm */
+    int nshape;                     /* view: 0 = no shape (the rank is then the tensor's, after perm) */
+    RtExpr shape[TLRT_MAX_RANK];
+    RtExpr value;                   /* i32 */
+    float f32;                      /* f32 */
+    int line;
+} RtPlanArg;
+
+typedef struct RtPlanLaunch {
+    char *kernel;                   /* source kernel name */
+    RtExpr grid[3];
+    int nargs;
+    RtPlanArg *args;
+    int line;
+} RtPlanLaunch;
+
+typedef struct RtPlanCheck { RtExpr lhs, rhs; int line; } RtPlanCheck;
+typedef struct RtPlanOutput { char *name; int tensor; int line; } RtPlanOutput;
+
+/* One `graph ... endgraph` block. Arrays in plan order; every index refers to an earlier record. */
+typedef struct RtPlanDef {
+    char *name;
+    int line;                       /* of the `graph` record */
+    int nsyms, ntensors, nchecks, nlaunches, noutputs;
+    RtPlanSym *syms;
+    RtPlanTensor *tensors;
+    RtPlanCheck *checks;
+    RtPlanLaunch *launches;
+    RtPlanOutput *outputs;
+    int pending_args;               /* while parsing: arg lines the last launch still expects */
+} RtPlanDef;
+
 typedef struct RtMeta {
     int nvariants;
     RtVariant *variants; /* in file order: the generic variant precedes its specialisations */
+    int ngraphs;
+    RtPlanDef *graphs;   /* the graph blocks (execution plans), in file order */
 } RtMeta;
+
+/* One line of metadata text split at blanks (runtime/metadata.c): the `//` prefix of the PTX comment
+ * block and a trailing CR are dropped. ntok = -1 for a line over RT_MAX_LINE bytes or with more than
+ * RT_MAX_TOKENS fields. Start with {.p = text}; rt_read_line returns false at the end of the text. */
+enum { RT_MAX_LINE = 1024, RT_MAX_TOKENS = 16 };
+typedef struct RtLineReader {
+    const char *p;   /* the next line */
+    int lineno;      /* of the line just read, from 1 */
+    char line[RT_MAX_LINE];
+    char *tok[RT_MAX_TOKENS];
+    int ntok;
+} RtLineReader;
+bool rt_read_line(RtLineReader *r);
 
 /* Parses metadata text (with or without the "// " prefixes of the PTX comment block). On error
  * returns false and writes a one-line reason to err. Free with rt_meta_free. */
@@ -105,6 +193,89 @@ struct TlrtModule {
     const char **kernels;
     const RtVariant *last;   /* the variant of the last successful tlrt_launch, or NULL */
 };
+
+/* ---- plans: expressions (runtime/plan_expr.c) */
+/* Parses a shape expression (docs/graphs.md section 1; the whole of text, no spaces). Names resolve
+ * to syms[0..nsyms) (later names are unknown: a definition refers only to earlier symbols). On error
+ * returns false with a reason naming the expression and the position. Free with rt_expr_free. */
+bool rt_expr_parse(const char *text, const RtPlanSym *syms, int nsyms, RtExpr *out, char *err, size_t errlen);
+/* Evaluates e with symbol values vals[] in checked int64 (/ and % floor, cdiv rounds up): on overflow
+ * or division by zero returns false with a reason naming the expression and the operands. */
+bool rt_expr_eval(const RtExpr *e, const int64_t *vals, int64_t *out, char *err, size_t errlen);
+/* The symbols e refers to with their values, "H=7, W=9" (or "" for none), into buf. */
+void rt_expr_describe_syms(const RtExpr *e, const RtPlanSym *syms, const int64_t *vals, char *buf, size_t n);
+/* Whether e is a single literal (its value in *v). */
+bool rt_expr_is_const(const RtExpr *e, int64_t *v);
+void rt_expr_free(RtExpr *e);
+
+/* ---- plans: the text (runtime/plan_parse.c). Records are the tokens of one line, as rt_meta_parse
+ * splits them. Errors are written as "line N: graph G: reason". */
+/* Starts g from a `graph NAME` record. */
+bool rt_plan_begin(RtPlanDef *g, char *const *tok, int ntok, int line, char *err, size_t errlen);
+/* Adds one record of g's block; sets *done at `endgraph` (after the block's own checks: no args
+ * missing, every sym bound by a dim of an input or param, at least one output). */
+bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *done, char *err, size_t errlen);
+/* Checks g's launches against the kernels of m: the kernel exists, takes NARGS arguments, and each
+ * arg fits its parameter (a view of the parameter's rank and element type, i32 for an integer
+ * scalar, f32 for a float scalar). */
+bool rt_plan_check_kernels(const RtPlanDef *g, const RtMeta *m, char *err, size_t errlen);
+void rt_plan_def_free(RtPlanDef *g);
+/* Parses text holding one `graph ... endgraph` block (blank lines and `//` prefixes allowed) and checks
+ * it against m's kernels; errors are "plan line N: graph G: reason". */
+bool rt_plan_parse_text(const char *text, const RtMeta *m, RtPlanDef *out, char *err, size_t errlen);
+
+/* ---- plans: shapes and launch arguments, without a device (runtime/plan_shape.c) */
+/* Per tensor of a plan, once shapes are bound: sizes (row-major, contiguous), element count, bytes. */
+typedef struct RtPlanShape {
+    int64_t sizes[TLRT_MAX_RANK];
+    int64_t numel;
+    size_t bytes;
+} RtPlanShape;
+/* Evaluates the plan's shapes: bound[t] gives the sizes bound to input/param t (its rank of them, each
+ * >= 1; NULL = not bound, an error naming it). In order: the syms (one value each across all bound
+ * dims), the defs (each >= 1), the other dims of inputs and params, the checks, the buffers and
+ * aliases (each dim >= 1, checked element counts and bytes; an alias keeps its source's count).
+ * Fills vals[nsyms] and shapes[ntensors]. Errors name the graph, the record and the values. */
+bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_t *vals, RtPlanShape *shapes, char *err,
+                         size_t errlen);
+/* Launch li's grid and arguments given the shapes and each tensor's device address data[t]: views
+ * (contiguous, then perm, then broadcast to shape), i32 (must fit) and f32 scalars. *skip is set when
+ * a grid dim is 0 (nothing to run). Errors (a grid dim < 0 or above CUDA's limits, a dim that
+ * neither equals nor is 1 where a view broadcasts) name the launch, the argument and the values. */
+bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
+                         unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen);
+
+/* ---- plans: the run state (runtime/plan.c, plan_run.c) */
+typedef struct RtPlanBinding {
+    bool bound;
+    int64_t sizes[TLRT_MAX_RANK];
+    void *data;        /* param: device memory owned by the plan; input: borrowed */
+} RtPlanBinding;
+
+struct TlrtPlan {
+    TlrtModule *m;
+    TlrtContext *ctx;
+    const RtPlanDef *def;  /* the module's, or &own */
+    RtPlanDef own;         /* rt_plan_create_from_text */
+    RtPlanBinding *bind;   /* per tensor (inputs and params only) */
+    int64_t *vals;         /* per symbol, of the last run */
+    RtPlanShape *shapes;   /* per tensor, of the last run */
+    void **data;           /* per tensor: device address in the last run */
+    bool *owned;           /* per tensor: data[t] is a buffer this plan allocated and still holds */
+    bool *keep;            /* per tensor: a buffer an output reaches (kept after the run) */
+    const int64_t **bound; /* per tensor: bind[t].sizes of a bound input/param, else NULL (a run's scratch) */
+    TlrtArg *args;         /* storage for every launch's arguments */
+    int *arg0;             /* per launch: its first argument in args */
+    unsigned (*grids)[3];  /* per launch, of the last run */
+    bool *skip;            /* per launch: a grid dim is 0, nothing to launch */
+    bool ran;              /* the last run succeeded: outputs are readable */
+};
+
+/* A plan of a hand-written `graph ... endgraph` text run against module m's kernels (tests, tools):
+ * TLRT_ERR_LOAD with "plan line N: ..." when the text is malformed. */
+TlrtStatus rt_plan_create_from_text(TlrtModule *m, const char *text, TlrtPlan **out);
+/* Frees the buffers of the last run (its outputs and anything a capture kept). */
+void rt_plan_release(TlrtPlan *p);
 
 /* Sets ctx->err (printf style) and returns st: `return rt_fail(ctx, TLRT_ERR_ARGS, "...", ...)`. */
 TlrtStatus rt_fail(TlrtContext *ctx, TlrtStatus st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

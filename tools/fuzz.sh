@@ -21,10 +21,11 @@ fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   CC=clang cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_FUZZ=ON >/dev/null
 fi
-TARGETS=(${FUZZ_TARGETS:-fuzz_tile fuzz_ir fuzz_meta})
+TARGETS=(${FUZZ_TARGETS:-fuzz_tile fuzz_ir fuzz_meta fuzz_onnx})
 cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j"$(nproc)" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
 
-mkdir -p "$BUILD_DIR/artifacts" "$BUILD_DIR/corpus/fuzz_tile" "$BUILD_DIR/corpus/fuzz_ir" "$BUILD_DIR/corpus/fuzz_meta"
+mkdir -p "$BUILD_DIR/artifacts" "$BUILD_DIR/corpus/fuzz_tile" "$BUILD_DIR/corpus/fuzz_ir" "$BUILD_DIR/corpus/fuzz_meta" \
+  "$BUILD_DIR/corpus/fuzz_onnx"
 # Seeds are named by content hash so re-seeding never duplicates.
 seed() {
   local dir="$1"; shift
@@ -37,6 +38,9 @@ seed() {
 shopt -s globstar nullglob
 seed "$BUILD_DIR/corpus/fuzz_tile" tests/lit/**/*.tile examples/*.tile
 seed "$BUILD_DIR/corpus/fuzz_ir" tests/lit/**/*.tir
+seed "$BUILD_DIR/corpus/fuzz_meta" tests/fuzz/seeds/fuzz_meta/*
+# ONNX seeds: the models of libonnx-testdata (node tests are a few hundred bytes each).
+seed "$BUILD_DIR/corpus/fuzz_onnx" /usr/share/libonnx-testdata/data/node/*/model.onnx
 # Metadata seeds: what this tree's tilec writes for the zoo (needs the normal build/; skipped if absent).
 if [ -x build/bin/tilec ]; then
   for k in tests/zoo/*.tile examples/*.tile; do

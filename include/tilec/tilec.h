@@ -29,6 +29,8 @@ typedef enum TlEmit {
     TL_EMIT_META,   /* the kernel metadata alone (see backend/metadata.h) */
     TL_EMIT_SO,     /* host only: a shared object the emulator loads (the object linked by the system
                        C compiler, `cc -shared`; TILEC_CC overrides the command) */
+    TL_EMIT_PLAN,   /* the execution plans of the input's graphs alone (docs/graphs.md section 4): the graphs
+                       are lowered to std kernel instances, but no code is generated */
 } TlEmit;
 
 typedef enum TlTarget { TL_TARGET_NVPTX, TL_TARGET_HOST } TlTarget;

@@ -11,8 +11,9 @@
 static void usage(FILE *f) {
     fputs("usage: tilec FILE [options]\n"
           "\n"
-          "Compiles a .tile program (or runs passes over a .tir IR file) and prints the requested stage.\n"
-          "FILE '-' reads standard input (as .tile; add --input=ir for IR text).\n"
+          "Compiles a .tile program (or runs passes over a .tir IR file, or imports an .onnx model) and\n"
+          "prints the requested stage. FILE '-' reads standard input (as .tile; add --input=ir for IR\n"
+          "text, --input=onnx for a model).\n"
           "\n"
           "options:\n"
           "  -o OUT                 write the output to OUT (atomically; nothing is written on error);\n"
@@ -20,7 +21,8 @@ static void usage(FILE *f) {
           "  --emit=KIND            what to print: tokens, ast, ir (default), llvm, ptx, obj (host\n"
           "                         object for the emulator), so (that object linked into a shared\n"
           "                         object by `cc -shared`; TILEC_CC overrides cc) or meta (the\n"
-          "                         kernel metadata alone)\n"
+          "                         kernel metadata alone, with the execution plans of graphs) or\n"
+          "                         plan (the graphs' execution plans alone, docs/graphs.md)\n"
           "  --target=nvptx|host    code generation target (default nvptx)\n"
           "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
           "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
@@ -33,8 +35,9 @@ static void usage(FILE *f) {
           "                         (default $TILEC_CACHE_DIR; empty: no cache). A cached result\n"
           "                         prints no warnings or remarks\n"
           "  -D NAME=VALUE          set a const parameter (integer, float, true/false, or a dtype)\n"
-          "  --kernel=NAME          compile only this kernel\n"
-          "  --input=tile|ir        override the input kind guessed from the file name\n"
+          "  --kernel=NAME          compile only this kernel or graph\n"
+          "  --input=tile|ir|onnx   override the input kind guessed from the file name (*.tir: ir,\n"
+          "                         *.onnx: onnx, anything else: tile)\n"
           "  --passes=P1,P2,...     run exactly these passes (empty: none). Default: the standard\n"
           "                         pipeline for .tile input, no passes for .tir input\n"
           "  --disable-pass=P,...   skip these passes\n"
@@ -215,8 +218,9 @@ int main(int argc, char **argv) {
             else if (!strcmp(optarg, "obj")) opt.emit = TL_EMIT_OBJ;
             else if (!strcmp(optarg, "meta")) opt.emit = TL_EMIT_META;
             else if (!strcmp(optarg, "so")) opt.emit = TL_EMIT_SO;
+            else if (!strcmp(optarg, "plan")) opt.emit = TL_EMIT_PLAN;
             else {
-                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj, so or meta)\n", optarg);
+                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj, so, meta or plan)\n", optarg);
                 free(defs);
                 return TL_ERR_USAGE;
             }
@@ -224,8 +228,9 @@ int main(int argc, char **argv) {
         case OPT_INPUT:
             if (!strcmp(optarg, "tile")) opt.input_kind = TL_INPUT_TILE;
             else if (!strcmp(optarg, "ir")) opt.input_kind = TL_INPUT_IR;
+            else if (!strcmp(optarg, "onnx")) opt.input_kind = TL_INPUT_ONNX;
             else {
-                fprintf(stderr, "tilec: error: unknown --input kind '%s' (expected tile or ir)\n", optarg);
+                fprintf(stderr, "tilec: error: unknown --input kind '%s' (expected tile, ir or onnx)\n", optarg);
                 free(defs);
                 return TL_ERR_USAGE;
             }

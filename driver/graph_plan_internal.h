@@ -1,0 +1,147 @@
+/* Internals of graph lowering, shared by its files (not a public interface):
+ *
+ *   graph_plan.c          the module driver: std sources, kernel instances, a graph's arguments and results
+ *   graph_plan_tensors.c  tensors, names, buffers, aliases, launches and their arguments
+ *   graph_plan_expr.c     shape expressions as plan text (products, cdiv), folded where literal
+ *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
+ *   graph_plan_print.c    checking launches against their kernels; the plan text
+ *
+ * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
+ * launches whose arguments name tensors by index. Everything lives in one arena per gp_lower_module
+ * call. */
+#ifndef TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
+#define TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
+#include "driver/graph_plan.h"
+#include "frontend/ast.h"
+
+/* The std kernels' views have at most 6 dims (std_unary, std_binary). */
+#define GP_MAX_RANK 8
+#define GP_ELEMWISE_RANK 6
+
+typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS } GpTensorKind;
+
+typedef struct GpTensor {
+    GpTensorKind kind;
+    const char *name;   /* an identifier, unique in the plan */
+    const char *dtype;  /* f32 | f16 | bf16 */
+    int rank;           /* >= 1 */
+    const char **dims;  /* rank shape expressions (plan text, no spaces) */
+    bool zero;          /* BUFFER: zero-filled before the first launch */
+    int source;         /* ALIAS: the tensor whose storage it shares (an input, param or buffer) */
+} GpTensor;
+
+typedef enum GpArgKind { GP_ARG_VIEW, GP_ARG_I32, GP_ARG_F32 } GpArgKind;
+
+typedef struct GpArg {
+    GpArgKind kind;
+    int tensor;           /* VIEW */
+    int nperm;            /* VIEW: 0 = no perm */
+    int perm[GP_MAX_RANK];
+    int nshape;           /* VIEW: 0 = no broadcast */
+    const char **shape;
+    const char *expr;     /* I32 */
+    double f;             /* F32 */
+} GpArg;
+
+typedef struct GpLaunch {
+    Func *kernel;         /* the std kernel instance */
+    const char *grid[3];
+    GpArg *args;
+    int nargs, cap;
+    SrcLoc loc;           /* the graph op */
+} GpLaunch;
+
+typedef struct GpStd GpStd;
+
+/* One graph being lowered. */
+typedef struct GpGraph {
+    Arena *a;
+    IrModule *m;
+    DiagEngine *d;
+    GpStd *std;
+    Func *graph;
+    PtrVec tensors;       /* GpTensor* */
+    PtrVec launches;      /* GpLaunch* */
+    PtrVec values, value_tensor; /* Value* -> its tensor index (as intptr_t) */
+    PtrVec syms;          /* const char*: symbols bound by inputs and params, first occurrence first */
+    PtrVec defs;          /* const char*: "NAME EXPR" of shape_defs; defs_names the NAMEs */
+    PtrVec def_names;
+    PtrVec checks;        /* const char*: "EXPR EXPR" */
+    int next_temp;        /* t0, t1 ... for values without a usable name */
+} GpGraph;
+
+/* --- graph_plan.c ----------------------------------------------------------------------------- */
+/* The instance of std kernel decl for these consts (names[i] = values[i]), created on first request and
+ * shared afterwards. loc: the op asking (a note points there when the std kernel has errors). NULL after
+ * an error. */
+Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
+                SrcLoc loc);
+/* An integer const of an instance (its value after defaults): BLOCK sizes for grids. Reports an internal
+ * error at loc and returns 0 when k has no such integer const. */
+int64_t gp_kconst(GpGraph *g, Func *k, const char *name, SrcLoc loc);
+/* --- graph_plan_tensors.c --------------------------------------------------------------------- */
+/* Appends a tensor (dims copied) and returns its index. */
+int gp_add_tensor(GpGraph *g, GpTensorKind kind, const char *name, const char *dtype, int rank, const char *const *dims);
+/* Whether a tensor of the plan already has name s. */
+bool gp_name_used(GpGraph *g, const char *s);
+/* Whether s is a bound symbol (`sym`) or a derived one (`def`). */
+bool gp_sym_known(GpGraph *g, const char *s);
+/* The tensor holding value v (an argument or an earlier op's result); -1 after reporting at loc. */
+int gp_tensor_of(GpGraph *g, Value *v, SrcLoc loc);
+GpTensor *gp_t(GpGraph *g, int i);
+/* A fresh buffer for op result v (its type's dims; they must be bound symbols or literals), recorded as
+ * v's tensor. -1 after reporting at loc. */
+int gp_result_buffer(GpGraph *g, Value *v, SrcLoc loc);
+/* The dims of tensor type t as plan text (each a literal or a bound symbol); NULL after reporting at loc
+ * (not a tensor, rank 0 or above GP_MAX_RANK, an unbound symbol). */
+const char **gp_type_dims(GpGraph *g, const Type *t, SrcLoc loc);
+/* A fresh buffer (not bound to any value) named after hint. */
+int gp_new_buffer(GpGraph *g, const char *hint, const char *dtype, int rank, const char *const *dims);
+/* A buffer of dtype and dims, zero-filled, shared by every request with the same dtype and dims. */
+int gp_zero_buffer(GpGraph *g, const char *dtype, int rank, const char *const *dims);
+/* Tensor t seen with other dims (same element count): t itself when the dims are textually equal, else an
+ * alias of t's storage. hint names the alias. */
+int gp_reshape(GpGraph *g, int t, int rank, const char *const *dims, const char *hint);
+/* Records that v (a reshape result) is tensor t. */
+void gp_bind_value(GpGraph *g, Value *v, int t);
+/* A launch of kernel k appended to the plan, with its grid. */
+GpLaunch *gp_launch(GpGraph *g, Func *k, const char *gx, const char *gy, const char *gz, SrcLoc loc);
+/* Appends a view argument: tensor t, optionally permuted (perm NULL: none) then broadcast to shape (NULL:
+ * none; a shape textually equal to the view's dims is dropped). */
+void gp_arg_view(GpGraph *g, GpLaunch *l, int t, const int *perm, int nperm, const char *const *shape, int nshape);
+void gp_arg_f32(GpGraph *g, GpLaunch *l, double v);
+/* The element type of a tensor type as plan text (f32, f16, bf16); NULL after reporting at loc. */
+const char *gp_dtype(GpGraph *g, const Type *t, SrcLoc loc);
+/* Dim i of tensor type t as plan text. */
+const char *gp_dim(GpGraph *g, const Type *t, int i);
+/* Whether s is an identifier [A-Za-z_][A-Za-z0-9_]*. */
+bool gp_is_ident(const char *s);
+
+/* --- graph_plan_expr.c ------------------------------------------------------------------------ */
+/* Product of dims[from, to) (literals multiplied out, names kept: "64*H*W"); "1" when empty. */
+const char *gp_prod(GpGraph *g, const char *const *dims, int from, int to);
+/* a * b, folded when both are literals. */
+const char *gp_mul(GpGraph *g, const char *a, const char *b);
+/* cdiv(a, b) for a literal b >= 1, folded when a is a literal. */
+const char *gp_cdiv(GpGraph *g, const char *a, int64_t b);
+/* Whether s is a non-negative decimal literal; *v its value (when it fits in int64). */
+bool gp_is_lit(const char *s, int64_t *v);
+/* s without its spaces (shape_defs, shape_checks are printed with spaces in the IR). */
+const char *gp_nospace(GpGraph *g, const char *s);
+/* Whether s is made of the characters of a shape expression (names, digits, + - * / % ( ) ,). */
+bool gp_expr_chars_ok(const char *s);
+
+/* --- graph_plan_ops.c ------------------------------------------------------------------------- */
+/* Lowers one graph op into buffers, aliases and launches. false after reporting at the op. */
+bool gp_lower_op(GpGraph *g, Op *op);
+/* The identity launch that copies tensor src into a fresh buffer (an output that is an input or a
+ * param, or an alias of one); returns the buffer, -1 after an error. */
+int gp_copy(GpGraph *g, int src, const char *hint, SrcLoc loc);
+
+/* --- graph_plan_print.c ----------------------------------------------------------------------- */
+/* Checks every launch's arguments against its kernel's parameters (count, view ranks, scalar types): a
+ * mismatch is a compiler bug between docs/graphs.md and lang/std, reported at the op. */
+bool gp_check_launches(GpGraph *g);
+/* Appends the plan block of g (outputs: names[i] is tensor outs[i]). */
+void gp_print(GpGraph *g, const char *const *out_names, const int *outs, int nouts, StrBuf *sb);
+#endif

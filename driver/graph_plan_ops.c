@@ -1,0 +1,419 @@
+/* One lowering per graph op (docs/graphs.md sections 2 and 3): which std kernel, its consts, the views
+ * that adapt the op's tensors to the kernel's fixed ranks (perm for NHWC and transposes, shape for
+ * broadcasting and rank padding, aliases for collapsing dims), and the grid from the kernel's grid rule
+ * with the instance's tile sizes. */
+#include <string.h>
+#include "driver/graph_plan_internal.h"
+
+/* ------------------------------------------------------------ attributes */
+
+static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
+
+static const Attr *need_attr(GpGraph *g, const Op *op, const char *name, const char *what) {
+    const Attr *a = ir_op_attr(op, name);
+    if (!a) diag_error(g->d, op->loc, "'%s' needs attribute '%s' (%s)", op_name(op), name, what);
+    return a;
+}
+
+static bool bad_attr(GpGraph *g, const Op *op, const char *name, const char *what) {
+    diag_error(g->d, op->loc, "'%s': attribute '%s' must be %s", op_name(op), name, what);
+    return false;
+}
+
+/* An array of exactly n integers in [lo, hi]. */
+static bool attr_ints(GpGraph *g, const Op *op, const char *name, int n, int lo, int hi, int *out) {
+    const char *what = arena_printf(g->a, "an array of %d integers from %d to %d", n, lo, hi);
+    const Attr *a = need_attr(g, op, name, what);
+    if (!a) return false;
+    if (a->kind != ATTR_ARRAY || a->n != n) return bad_attr(g, op, name, what);
+    for (int i = 0; i < n; i++) {
+        const Attr *x = a->items[i];
+        if (x->kind != ATTR_INT || x->i < lo || x->i > hi) return bad_attr(g, op, name, what);
+        out[i] = (int)x->i;
+    }
+    return true;
+}
+
+static bool attr_int(GpGraph *g, const Op *op, const char *name, int lo, int hi, int *out) {
+    const char *what = arena_printf(g->a, "an integer from %d to %d", lo, hi);
+    const Attr *a = need_attr(g, op, name, what);
+    if (!a) return false;
+    if (a->kind != ATTR_INT || a->i < lo || a->i > hi) return bad_attr(g, op, name, what);
+    *out = (int)a->i;
+    return true;
+}
+
+/* A bool; absent means false (the flags default off). */
+static bool attr_bool(GpGraph *g, const Op *op, const char *name, bool *out) {
+    const Attr *a = ir_op_attr(op, name);
+    *out = false;
+    if (!a) return true;
+    if (a->kind != ATTR_BOOL) return bad_attr(g, op, name, "true or false");
+    *out = a->i != 0;
+    return true;
+}
+
+/* A number; absent means 0.0 (alpha/beta of the activations that take none). */
+static bool attr_f64(GpGraph *g, const Op *op, const char *name, double dflt, double *out) {
+    const Attr *a = ir_op_attr(op, name);
+    *out = dflt;
+    if (!a) return true;
+    if (a->kind == ATTR_FLOAT) *out = a->f;
+    else if (a->kind == ATTR_INT) *out = (double)a->i;
+    else return bad_attr(g, op, name, "a number");
+    return true;
+}
+
+/* The index of the `kind` attribute's value in names (n of them); -1 after reporting. */
+static int attr_kind(GpGraph *g, const Op *op, const char *const *names, int n) {
+    const char *k = ir_op_attr_str(op, "kind");
+    for (int i = 0; k && i < n; i++)
+        if (!strcmp(k, names[i])) return i;
+    StrBuf sb = {0};
+    for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
+    if (k) diag_error(g->d, op->loc, "'%s': unsupported kind '%s' (expected one of %s)", op_name(op), k, sb_str(&sb));
+    else diag_error(g->d, op->loc, "'%s' needs attribute 'kind' (one of %s)", op_name(op), sb_str(&sb));
+    sb_free(&sb);
+    return -1;
+}
+
+static const char *itoa_a(GpGraph *g, int v) { return arena_printf(g->a, "%d", v); }
+
+/* ----------------------------------------------------------------- helpers */
+
+/* The operand's tensor, checked to have rank lo..hi. -1 after reporting. */
+static int operand(GpGraph *g, Op *op, int i, int lo, int hi) {
+    int t = gp_tensor_of(g, op->operands[i], op->loc);
+    if (t < 0) return -1;
+    int r = gp_t(g, t)->rank;
+    if (r < lo || r > hi) {
+        diag_error(g->d, op->loc, "unsupported: operand %d of '%s' has rank %d (expected %d to %d)", i, op_name(op), r,
+                   lo, hi);
+        return -1;
+    }
+    return t;
+}
+
+/* The result buffer, checked to have rank lo..hi. */
+static int result(GpGraph *g, Op *op, int lo, int hi) {
+    int t = gp_result_buffer(g, &op->results[0], op->loc);
+    if (t < 0) return -1;
+    int r = gp_t(g, t)->rank;
+    if (r < lo || r > hi) {
+        diag_error(g->d, op->loc, "unsupported: the result of '%s' has rank %d (expected %d to %d)", op_name(op), r, lo, hi);
+        return -1;
+    }
+    return t;
+}
+
+static const char *hint(GpGraph *g, int t, const char *suffix) { return arena_printf(g->a, "%s_%s", gp_t(g, t)->name, suffix); }
+
+/* std_unary / std_binary: every operand viewed at the result's shape (broadcast by the view), left-padded
+ * with 1s to the kernels' rank 6. Above rank 6 the tensors are collapsed to one dim, which is only
+ * possible without broadcasting. */
+static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, SrcLoc loc, GpLaunch **out) {
+    GpTensor *Y = gp_t(g, y);
+    int r = Y->rank;
+    const char *const *dims = Y->dims;
+    int views[2], yv = y;
+    for (int i = 0; i < nin; i++) views[i] = ins[i];
+    if (r > GP_ELEMWISE_RANK) {
+        const char *flat = gp_prod(g, Y->dims, 0, r);
+        for (int i = 0; i < nin; i++) {
+            GpTensor *X = gp_t(g, ins[i]);
+            bool same = X->rank == r;
+            for (int d = 0; same && d < r; d++) same = !strcmp(X->dims[d], Y->dims[d]);
+            if (!same) {
+                diag_error(g->d, loc, "unsupported: broadcasting at rank %d (the elementwise kernels take rank %d)", r,
+                           GP_ELEMWISE_RANK);
+                return false;
+            }
+            views[i] = gp_reshape(g, ins[i], 1, &flat, hint(g, ins[i], "flat"));
+        }
+        yv = gp_reshape(g, y, 1, &flat, hint(g, y, "flat"));
+        dims = &gp_t(g, yv)->dims[0];
+        r = 1;
+    }
+    const char *shape[GP_ELEMWISE_RANK];
+    int pad = GP_ELEMWISE_RANK - r;
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) shape[i] = i < pad ? "1" : dims[i - pad];
+    int64_t block = gp_kconst(g, k, "BLOCK", loc);
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, dims, 0, r), block), "1", "1", loc);
+    for (int i = 0; i < nin; i++) gp_arg_view(g, l, views[i], NULL, 0, shape, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, yv, NULL, 0, shape, GP_ELEMWISE_RANK);
+    *out = l;
+    return true;
+}
+
+/* ----------------------------------------------------------------- ops */
+
+static bool lower_conv2d(GpGraph *g, Op *op) {
+    int stride[2], pad[4], dil[2], groups;
+    if (!attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) || !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) ||
+        !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) || !attr_int(g, op, "groups", 1, 1 << 30, &groups))
+        return false;
+    const char *layout = ir_op_attr_str(op, "layout");
+    bool nhwc = layout && !strcmp(layout, "NHWC");
+    if (layout && !nhwc && strcmp(layout, "NCHW")) return bad_attr(g, op, "layout", "\"NCHW\" or \"NHWC\"");
+    int x = operand(g, op, 0, 4, 4), w = x < 0 ? -1 : operand(g, op, 1, 4, 4);
+    int b = w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
+    if (w < 0 || (op->num_operands > 2 && b < 0)) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 4, 4) : -1;
+    if (y < 0) return false;
+    const char *names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
+    const char *values[] = {T, itoa_a(g, stride[0]), itoa_a(g, stride[1]), itoa_a(g, pad[0]), itoa_a(g, pad[1]),
+                            itoa_a(g, dil[0]), itoa_a(g, dil[1]), itoa_a(g, groups)};
+    Func *k = gp_kernel(g, groups == 1 ? "std_conv2d" : "std_conv2d_grouped", names, values, groups == 1 ? 7 : 8, op->loc);
+    if (!k) return false;
+    int64_t bp = gp_kconst(g, k, "BLOCK_P", op->loc), bk = gp_kconst(g, k, "BLOCK_K", op->loc);
+    if (bp < 1 || bk < 1) return false;
+    const char *const *yd = gp_t(g, y)->dims;
+    const char *N = yd[0], *K = nhwc ? yd[3] : yd[1], *P = nhwc ? yd[1] : yd[2], *Q = nhwc ? yd[2] : yd[3];
+    if (b < 0) b = gp_zero_buffer(g, T, 1, &K);
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, P, Q), bp), gp_cdiv(g, K, bk), N, op->loc);
+    /* The kernel indexes [N, C, H, W]: an NHWC tensor is that view with its dims permuted. */
+    static const int to_nchw[4] = {0, 3, 1, 2};
+    gp_arg_view(g, l, x, nhwc ? to_nchw : NULL, 4, NULL, 0);
+    gp_arg_view(g, l, w, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, b, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, y, nhwc ? to_nchw : NULL, 4, NULL, 0);
+    return true;
+}
+
+static bool lower_batch_norm(GpGraph *g, Op *op) {
+    double eps;
+    if (!need_attr(g, op, "eps", "a number") || !attr_f64(g, op, "eps", 1e-5, &eps)) return false;
+    int x = operand(g, op, 0, 2, GP_MAX_RANK), stats[4];
+    if (x < 0) return false;
+    for (int i = 0; i < 4; i++)
+        if ((stats[i] = operand(g, op, i + 1, 1, 1)) < 0) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 2, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    Func *k = gp_kernel(g, "std_batch_norm", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpTensor *Y = gp_t(g, y);
+    const char *ncl[3] = {Y->dims[0], Y->dims[1], gp_prod(g, Y->dims, 2, Y->rank)};
+    int xv = gp_reshape(g, x, 3, ncl, hint(g, x, "ncl")), yv = gp_reshape(g, y, 3, ncl, hint(g, y, "ncl"));
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ncl[2], block), ncl[1], ncl[0], op->loc);
+    gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+    for (int i = 0; i < 4; i++) gp_arg_view(g, l, stats[i], NULL, 0, NULL, 0);
+    gp_arg_f32(g, l, eps);
+    return true;
+}
+
+/* std_unary's OP codes are the positions in this list (docs/graphs.md section 3). */
+static const char *const unary_kinds[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
+                                          "tanh", "neg", "abs", "exp", "sqrt", "identity"};
+enum { UNARY_IDENTITY = 12 };
+
+static bool unary_launch(GpGraph *g, int x, int y, const char *T, int code, double a0, double a1, SrcLoc loc) {
+    const char *values[] = {T, itoa_a(g, code)};
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, loc);
+    GpLaunch *l;
+    if (!k || !elementwise(g, k, &x, 1, y, loc, &l)) return false;
+    gp_arg_f32(g, l, a0);
+    gp_arg_f32(g, l, a1);
+    return true;
+}
+
+static bool lower_unary(GpGraph *g, Op *op) {
+    int code = attr_kind(g, op, unary_kinds, (int)(sizeof unary_kinds / sizeof *unary_kinds));
+    double alpha, beta;
+    if (code < 0 || !attr_f64(g, op, "alpha", 0.0, &alpha) || !attr_f64(g, op, "beta", 0.0, &beta)) return false;
+    int x = operand(g, op, 0, 1, GP_MAX_RANK);
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    return y >= 0 && unary_launch(g, x, y, T, code, alpha, beta, op->loc);
+}
+
+int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
+    GpTensor *S = gp_t(g, src);
+    int y = gp_new_buffer(g, name, S->dtype, S->rank, S->dims);
+    return unary_launch(g, src, y, S->dtype, UNARY_IDENTITY, 0.0, 0.0, loc) ? y : -1;
+}
+
+static const char *const binary_kinds[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+
+static bool lower_binary(GpGraph *g, Op *op) {
+    int code = attr_kind(g, op, binary_kinds, (int)(sizeof binary_kinds / sizeof *binary_kinds));
+    int ins[2] = {code < 0 ? -1 : operand(g, op, 0, 1, GP_MAX_RANK), -1};
+    if (ins[0] >= 0) ins[1] = operand(g, op, 1, 1, GP_MAX_RANK);
+    const char *T = ins[1] < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    const char *values[] = {T, itoa_a(g, code)};
+    Func *k = gp_kernel(g, "std_binary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    GpLaunch *l;
+    return k && elementwise(g, k, ins, 2, y, op->loc, &l);
+}
+
+/* std_matmul: [B0, B1, M, K] @ [B0, B1, K, N]; batch dims come from the result and reach a and b by
+ * broadcasting views, transposes by perm. */
+static bool lower_matmul(GpGraph *g, Op *op) {
+    bool ta, tb;
+    double alpha, beta;
+    if (!attr_bool(g, op, "trans_a", &ta) || !attr_bool(g, op, "trans_b", &tb) || !attr_f64(g, op, "alpha", 1.0, &alpha) ||
+        !attr_f64(g, op, "beta", 1.0, &beta))
+        return false;
+    int a = operand(g, op, 0, 2, 4), b = a < 0 ? -1 : operand(g, op, 1, 2, 4);
+    int c = b < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 4);
+    if (b < 0 || (op->num_operands > 2 && c < 0)) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 2, 4) : -1;
+    if (y < 0) return false;
+    Func *k = gp_kernel(g, "std_matmul", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t bm = k ? gp_kconst(g, k, "BLOCK_M", op->loc) : 0, bn = k ? gp_kconst(g, k, "BLOCK_N", op->loc) : 0;
+    if (bm < 1 || bn < 1) return false;
+    GpTensor *A = gp_t(g, a), *B = gp_t(g, b), *Y = gp_t(g, y);
+    int ry = Y->rank;
+    const char *M = Y->dims[ry - 2], *N = Y->dims[ry - 1];
+    const char *K = ta ? A->dims[A->rank - 2] : A->dims[A->rank - 1];
+    const char *B0 = ry == 4 ? Y->dims[0] : "1", *B1 = ry >= 3 ? Y->dims[ry - 3] : "1";
+    int perm_a[4], perm_b[4];
+    for (int i = 0; i < 4; i++) perm_a[i] = perm_b[i] = i;
+    perm_a[A->rank - 2] = A->rank - 1, perm_a[A->rank - 1] = A->rank - 2;
+    perm_b[B->rank - 2] = B->rank - 1, perm_b[B->rank - 1] = B->rank - 2;
+    const char *sa[4] = {B0, B1, M, K}, *sb[4] = {B0, B1, K, N}, *sy[4] = {B0, B1, M, N};
+    if (c < 0) {
+        /* No c: a one-element zero broadcast to the result (and beta 0, so no inf * 0). */
+        c = gp_zero_buffer(g, T, 1, (const char *[]){"1"});
+        beta = 0.0;
+    }
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, N, bn), gp_cdiv(g, M, bm), gp_mul(g, B0, B1), op->loc);
+    gp_arg_view(g, l, a, ta ? perm_a : NULL, A->rank, sa, 4);
+    gp_arg_view(g, l, b, tb ? perm_b : NULL, B->rank, sb, 4);
+    gp_arg_view(g, l, c, NULL, 0, sy, 4);
+    gp_arg_view(g, l, y, NULL, 0, sy, 4);
+    gp_arg_f32(g, l, alpha);
+    gp_arg_f32(g, l, beta);
+    return true;
+}
+
+/* std_reduce and std_softmax see x as [O, A, I]: the reduced (or normalised) dims must be adjacent. */
+static bool lower_reduce(GpGraph *g, Op *op) {
+    static const char *const kinds[] = {"sum", "mean", "max", "min"};
+    int code = attr_kind(g, op, kinds, 4);
+    const Attr *axes = code < 0 ? NULL : need_attr(g, op, "axes", "a sorted array of axes");
+    int x = axes ? operand(g, op, 0, 1, GP_MAX_RANK) : -1;
+    if (x < 0) return false;
+    int r = gp_t(g, x)->rank;
+    bool ok = axes->kind == ATTR_ARRAY && axes->n >= 1;
+    for (int i = 0; ok && i < axes->n; i++)
+        ok = axes->items[i]->kind == ATTR_INT && axes->items[i]->i >= 0 && axes->items[i]->i < r &&
+             (i == 0 || axes->items[i]->i > axes->items[i - 1]->i);
+    if (!ok) return bad_attr(g, op, "axes", arena_printf(g->a, "a non-empty sorted array of axes below %d", r));
+    int first = (int)axes->items[0]->i, last = (int)axes->items[axes->n - 1]->i;
+    if (last - first + 1 != axes->n) {
+        diag_error(g->d, op->loc, "unsupported: '%s' over axes that are not adjacent (%d to %d with gaps)", op_name(op),
+                   first, last);
+        return false;
+    }
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    Func *k = gp_kernel(g, "std_reduce", (const char *[]){"T", "OP"}, (const char *[]){T, itoa_a(g, code)}, 2, op->loc);
+    if (!k) return false;
+    GpTensor *X = gp_t(g, x);
+    const char *oai[3] = {gp_prod(g, X->dims, 0, first), gp_prod(g, X->dims, first, last + 1), gp_prod(g, X->dims, last + 1, r)};
+    const char *oi[2] = {oai[0], oai[2]};
+    int xv = gp_reshape(g, x, 3, oai, hint(g, x, "oai")), yv = gp_reshape(g, y, 2, oi, hint(g, y, "oi"));
+    /* One program per (o, i) line, all on grid x: O*I reaches millions (global_avg_pool's N*C, softmax rows)
+     * and CUDA caps grid y and z at 65535. */
+    GpLaunch *l = gp_launch(g, k, gp_mul(g, oai[0], oai[2]), "1", "1", op->loc);
+    gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+    return true;
+}
+
+static bool lower_softmax(GpGraph *g, Op *op) {
+    bool log, coerce;
+    int x = operand(g, op, 0, 1, GP_MAX_RANK), axis;
+    if (x < 0 || !attr_int(g, op, "axis", 0, gp_t(g, x)->rank - 1, &axis) || !attr_bool(g, op, "log", &log) ||
+        !attr_bool(g, op, "coerce_2d", &coerce))
+        return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    Func *k = gp_kernel(g, "std_softmax", (const char *[]){"T", "LOG"}, (const char *[]){T, log ? "true" : "false"}, 2,
+                        op->loc);
+    if (!k) return false;
+    GpTensor *X = gp_t(g, x);
+    int r = X->rank, end = coerce ? r : axis + 1;
+    const char *oai[3] = {gp_prod(g, X->dims, 0, axis), gp_prod(g, X->dims, axis, end), gp_prod(g, X->dims, end, r)};
+    int xv = gp_reshape(g, x, 3, oai, hint(g, x, "oai")), yv = gp_reshape(g, y, 3, oai, hint(g, y, "oai"));
+    GpLaunch *l = gp_launch(g, k, gp_mul(g, oai[0], oai[2]), "1", "1", op->loc); /* as std_reduce */
+    gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+    return true;
+}
+
+static bool lower_pool(GpGraph *g, Op *op) {
+    static const char *const kinds[] = {"max", "avg"};
+    int code = attr_kind(g, op, kinds, 2), kern[2], stride[2], pad[4], dil[2];
+    bool ceil_mode, count_pad;
+    if (code < 0 || !attr_ints(g, op, "kernel", 2, 1, 1 << 20, kern) || !attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) ||
+        !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) || !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) ||
+        !attr_bool(g, op, "ceil_mode", &ceil_mode) || !attr_bool(g, op, "count_include_pad", &count_pad))
+        return false;
+    int x = operand(g, op, 0, 4, 4);
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 4, 4) : -1;
+    if (y < 0) return false;
+    /* ceil_mode only changes the output size, which the result's dims (the y view) already say. */
+    const char *names[] = {"T", "KH", "KW", "SH", "SW", "PH", "PW", "PH_END", "PW_END", "DH", "DW", "MAX", "COUNT_PAD"};
+    const char *values[] = {T, itoa_a(g, kern[0]), itoa_a(g, kern[1]), itoa_a(g, stride[0]), itoa_a(g, stride[1]),
+                            itoa_a(g, pad[0]), itoa_a(g, pad[1]), itoa_a(g, pad[2]), itoa_a(g, pad[3]), itoa_a(g, dil[0]),
+                            itoa_a(g, dil[1]), code == 0 ? "true" : "false", count_pad ? "true" : "false"};
+    Func *k = gp_kernel(g, "std_pool2d", names, values, 13, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    const char *const *yd = gp_t(g, y)->dims;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, yd[2], yd[3]), block), yd[1], yd[0], op->loc);
+    gp_arg_view(g, l, x, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, y, NULL, 0, NULL, 0);
+    return true;
+}
+
+/* A reshape is no launch: an alias of the operand's storage. */
+static bool lower_reshape(GpGraph *g, Op *op) {
+    int x = operand(g, op, 0, 1, GP_MAX_RANK);
+    Value *v = &op->results[0];
+    const char **dims = x < 0 || !gp_dtype(g, v->type, op->loc) ? NULL : gp_type_dims(g, v->type, op->loc);
+    if (!dims) return false;
+    GpTensor *X = gp_t(g, x);
+    const char *from = gp_prod(g, X->dims, 0, X->rank), *to = gp_prod(g, dims, 0, v->type->rank);
+    int64_t a, b;
+    if (gp_is_lit(from, &a) && gp_is_lit(to, &b) && a != b) {
+        diag_error(g->d, op->loc, "'%s' from %lld to %lld elements: a reshape keeps the element count", op_name(op),
+                   (long long)a, (long long)b);
+        return false;
+    }
+    gp_bind_value(g, v, gp_reshape(g, x, v->type->rank, dims, v->name ? v->name : "r"));
+    return true;
+}
+
+bool gp_lower_op(GpGraph *g, Op *op) {
+    if (op->num_results != 1) {
+        diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
+        return false;
+    }
+    switch (op->kind) {
+    case OP_G_CONV2D: return lower_conv2d(g, op);
+    case OP_G_BATCH_NORM: return lower_batch_norm(g, op);
+    case OP_G_UNARY: return lower_unary(g, op);
+    case OP_G_BINARY: return lower_binary(g, op);
+    case OP_G_MATMUL: return lower_matmul(g, op);
+    case OP_G_REDUCE: return lower_reduce(g, op);
+    case OP_G_SOFTMAX: return lower_softmax(g, op);
+    case OP_G_POOL: return lower_pool(g, op);
+    case OP_G_RESHAPE: return lower_reshape(g, op);
+    default:
+        diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
+        return false;
+    }
+}

@@ -1,0 +1,257 @@
+/* Graphs (SPEC section 9): a graph's parameters become the arguments of one FUNC_GRAPH and its body --
+ * `let` bindings and a final `return EXPR;` -- becomes graph ops, built through graph/graph_build.h so
+ * that .tile graphs and ONNX models get the same shape rules and messages (docs/graphs.md section 2).
+ *
+ * Values in a graph body are whole tensors (a Value of tensor type, or NULL for poison: an error was
+ * reported and nothing computed from it is reported again). Graph op calls are in sema_graph_ops.c. */
+#include <string.h>
+#include "../graph/graph_build.h"
+#include "sema_internal.h"
+
+/* ------------------------------------------------------------ values */
+
+bool sema_graph_const(Sema *s, const Ast *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case AST_INT:
+    case AST_FLOAT:
+    case AST_BOOL: return true;
+    case AST_NAME: {
+        Symbol *sym = sema_lookup(s, e->name);
+        return sym && (sym->kind == SYM_CONST || (sym->kind == SYM_LET && sym->val.kind == SV_CONST));
+    }
+    case AST_UNARY: return sema_graph_const(s, e->lhs);
+    case AST_BINARY: return sema_graph_const(s, e->lhs) && sema_graph_const(s, e->rhs);
+    case AST_CAST: return sema_graph_const(s, e->lhs);
+    default: return false;
+    }
+}
+
+static void undefined_value(Sema *s, const char *name, SrcLoc loc) {
+    PtrVec cands = {0};
+    for (Symbol *sym = s->fr.scope; sym; sym = sym->next)
+        if (sym->kind == SYM_PARAM || sym->kind == SYM_LET) ptrvec_push(&cands, (void *)sym->name);
+    const char *best = diag_closest(name, (const char *const *)cands.items, cands.len);
+    if (best) diag_error(s->d, loc, "undefined name '%s'; did you mean '%s'?", name, best);
+    else diag_error(s->d, loc, "undefined name '%s'", name);
+    ptrvec_free(&cands);
+}
+
+static Value *name_value(Sema *s, const Ast *e) {
+    Symbol *sym = sema_lookup(s, e->name);
+    if (!sym) {
+        undefined_value(s, e->name, e->loc);
+        return NULL;
+    }
+    if (sym->kind == SYM_DTYPE) {
+        diag_error(s->d, e->loc, "'%s' is a type, not a tensor", e->name);
+        return NULL;
+    }
+    if (sym->val.kind == SV_POISON) return NULL;
+    if (sym->val.kind == SV_VALUE && sym->val.v->type->kind == TY_TENSOR) return sym->val.v;
+    diag_error(s->d, e->loc, "'%s' is a constant, not a tensor; scalar operands in graphs are not supported yet; use a "
+               "param tensor", e->name);
+    diag_note(s->d, sym->loc, "'%s' declared here", e->name);
+    return NULL;
+}
+
+static const char *binary_kind(AstOp op) {
+    switch (op) {
+    case BIN_ADD: return "add";
+    case BIN_SUB: return "sub";
+    case BIN_MUL: return "mul";
+    case BIN_DIV: return "div";
+    default: return NULL;
+    }
+}
+
+static Value *binary_value(Sema *s, GraphBuilder *g, const Ast *e) {
+    const char *kind = binary_kind(e->op);
+    if (!kind) {
+        diag_error(s->d, e->loc, "operator '%s' is not supported on tensors (graphs have + - * /)", ast_op_spelling(e->op));
+        return NULL;
+    }
+    const Ast *sides[2] = {e->lhs, e->rhs};
+    for (int i = 0; i < 2; i++)
+        if (sema_graph_const(s, sides[i])) {
+            diag_error(s->d, sides[i]->loc, "scalar operands in graphs are not supported yet; use a param tensor");
+            return NULL;
+        }
+    Value *a = sema_graph_expr(s, g, e->lhs), *b = sema_graph_expr(s, g, e->rhs);
+    return gb_binary(g, e->loc, kind, a, b);
+}
+
+Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
+    if (!e) return NULL;
+    switch (e->kind) {
+    case AST_NAME: return name_value(s, e);
+    case AST_CALL: return sema_graph_call(s, g, e);
+    case AST_BINARY: return binary_value(s, g, e);
+    case AST_UNARY:
+        if (e->op != UN_NEG) {
+            diag_error(s->d, e->loc, "operator '%s' is not supported on tensors", ast_op_spelling(e->op));
+            return NULL;
+        }
+        return gb_unary(g, e->loc, "neg", sema_graph_expr(s, g, e->lhs), 0, 0);
+    case AST_INT:
+    case AST_FLOAT:
+    case AST_BOOL:
+        diag_error(s->d, e->loc, "a number is not a tensor; scalar operands in graphs are not supported yet; use a param "
+                   "tensor");
+        return NULL;
+    default:
+        diag_error(s->d, e->loc, "this expression is not a tensor (a graph combines tensors with graph ops)");
+        return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ declarations */
+
+/* A written whole-tensor type: element f32/f16/bf16, dims literal, an integer const, or a symbol. */
+static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
+    if (!t || t->kind != AT_TENSOR) {
+        if (t && (t->kind == AT_PTR || t->kind == AT_VIEW))
+            diag_error(s->d, t->loc, "a graph takes whole tensors such as f32[N, C], not pointers or views");
+        else if (t)
+            diag_error(s->d, t->loc, "%s must be a whole tensor such as f32[N, C] (scalars are not supported yet)", what);
+        return NULL;
+    }
+    const Type *e = sema_resolve_type(s, t->elem);
+    if (!e) return NULL;
+    if (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16) {
+        diag_error(s->d, t->elem->loc, "graph tensors hold f32, f16 or bf16, got %s", sema_tstr(s, e));
+        return NULL;
+    }
+    if (t->ndims > SEMA_MAX_RANK) {
+        diag_error(s->d, t->loc, "a tensor has at most %d dimensions, got %d", SEMA_MAX_RANK, t->ndims);
+        return NULL;
+    }
+    int64_t dims[SEMA_MAX_RANK];
+    const char *syms[SEMA_MAX_RANK];
+    for (int i = 0; i < t->ndims; i++) {
+        const Ast *d = t->dims ? t->dims[i] : NULL;
+        Symbol *sym = d && d->kind == AST_NAME ? sema_lookup(s, d->name) : NULL;
+        syms[i] = NULL;
+        dims[i] = -1;
+        if (d && d->kind == AST_NAME && sym && sym->kind == SYM_CONST) {
+            if (sym->val.kind != SV_CONST || sym->val.is_float || !ir_type_is_int(sym->val.type)) {
+                if (sym->val.kind != SV_POISON)
+                    diag_error(s->d, d->loc, "'%s' cannot be a dimension: it is not an integer const", d->name);
+                return NULL;
+            }
+            dims[i] = sym->val.i;
+        } else if (d && d->kind == AST_NAME) {
+            syms[i] = d->name;
+            continue;
+        } else if (d && d->kind == AST_INT) {
+            dims[i] = d->ival;
+        } else {
+            diag_error(s->d, d ? d->loc : t->loc, "a tensor dimension must be an integer or a name");
+            return NULL;
+        }
+        if (dims[i] < 1) {
+            diag_error(s->d, d->loc, "a tensor dimension must be at least 1, got %lld", (long long)dims[i]);
+            return NULL;
+        }
+    }
+    return ir_type_tensor(s->m, e, t->ndims, dims, syms);
+}
+
+static void graph_params(Sema *s, GraphBuilder *g, const AstDecl *decl) {
+    for (int i = 0; i < decl->nparams; i++) {
+        const AstParam *p = decl->params[i];
+        if (p->kind == PARAM_CONST || !p->name) continue;
+        Symbol *prev = sema_lookup(s, p->name);
+        bool dup = prev && prev->depth == s->fr.depth;
+        const Type *t = p->type && p->type->kind == AT_DTYPE ? NULL : tensor_type(s, p->type, "a graph parameter");
+        if (p->type && p->type->kind == AT_DTYPE)
+            diag_error(s->d, p->type->loc, "a dtype parameter must be const: const %s: dtype", p->name);
+        Value *v = NULL;
+        if (t && !dup)
+            v = gb_arg(g, p->name, t->elem->kind, t->rank, t->dims, t->sym, p->kind == PARAM_WEIGHT, p->loc);
+        Symbol *sym = sema_declare(s, p->name, SYM_PARAM, p->loc);
+        sym->val = v ? sema_val(v) : sema_poison(NULL);
+    }
+}
+
+/* The body: `let`s then `return EXPR;`. Returns the result (NULL after an error) and its statement. */
+static Value *graph_body(Sema *s, GraphBuilder *g, const AstDecl *decl, const Ast **ret_stmt) {
+    const Ast *body = decl->body;
+    *ret_stmt = NULL;
+    Value *result = NULL;
+    for (int i = 0; body && i < body->nargs; i++) {
+        const Ast *st = body->args[i];
+        if (!st) continue;
+        if (*ret_stmt) {
+            diag_error(s->d, st->loc, "'return' must be the last statement of a graph");
+            return NULL;
+        }
+        switch (st->kind) {
+        case AST_LET: {
+            Symbol *sym;
+            if (!st->type && sema_graph_const(s, st->rhs)) {
+                /* A named constant for attributes: `let s = 2; conv2d(x, w, stride = s)`. */
+                CVal c;
+                const Ast *culprit;
+                CEval r = sema_ceval(s, st->rhs, &c, &culprit);
+                sym = sema_declare(s, st->name, SYM_LET, st->loc);
+                if (r == CE_OK)
+                    sym->val = c.kind == CV_FLOAT ? sema_float_const(s, c.f, true)
+                               : c.kind == CV_BOOL ? sema_bool_const(s, c.i != 0)
+                                                   : sema_int_const(s, c.i, true);
+                break;
+            }
+            const Type *declared = st->type ? tensor_type(s, st->type, "the type of a graph 'let'") : NULL;
+            Value *v = sema_graph_expr(s, g, st->rhs);
+            if (v && declared &&
+                !gb_expect(g, st->rhs->loc, v, declared, arena_printf(s->tmp, "'%s'", st->name)))
+                v = NULL;
+            if (v && !v->name) v->name = arena_strdup(s->m->arena, st->name);
+            sym = sema_declare(s, st->name, SYM_LET, st->loc);
+            sym->val = v ? sema_val(v) : sema_poison(NULL);
+            break;
+        }
+        case AST_RETURN:
+            *ret_stmt = st;
+            if (!st->lhs) diag_error(s->d, st->loc, "a graph must return a tensor: return EXPR;");
+            else result = sema_graph_expr(s, g, st->lhs);
+            break;
+        default:
+            diag_error(s->d, st->loc, "only 'let' and 'return' statements are allowed in a graph (v0)");
+            return NULL;
+        }
+    }
+    if (!*ret_stmt) diag_error(s->d, body ? body->loc : decl->loc, "graph '%s' must end with 'return EXPR;'", decl->name);
+    return result;
+}
+
+void sema_check_graph(Sema *s, const AstDecl *decl) {
+    int errors0 = diag_error_count(s->d);
+    SemaFrame saved = s->fr;
+    s->fr = (SemaFrame){.decl = decl};
+    sema_scope_push(s);
+    sema_bind_graph_consts(s, decl);
+    GraphBuilder *g = gb_begin(s->m, s->d, decl->name, decl->loc);
+    graph_params(s, g, decl);
+    const Type *declared = tensor_type(s, decl->ret, "the result of a graph");
+    if (!decl->ret) diag_error(s->d, decl->loc, "graph '%s' needs a result type: -> f32[...]", decl->name);
+    const Ast *ret = NULL;
+    Value *v = graph_body(s, g, decl, &ret);
+    if (v && declared &&
+        !gb_expect(g, ret->lhs->loc, v, declared, arena_printf(s->tmp, "the result of graph '%s'", decl->name))) {
+        diag_note(s->d, decl->ret->loc, "the result type is declared here");
+        v = NULL;
+    }
+    Func *f = NULL;
+    if (v && declared) {
+        const char *name = "out";
+        f = gb_finish(g, &v, &name, 1, ret->loc);
+    } else {
+        gb_abandon(g);
+    }
+    /* Every way to get here without a graph has reported why; this guards the rule that a dropped
+     * graph is always an error. */
+    if (!f && diag_error_count(s->d) == errors0) diag_error(s->d, decl->loc, "graph '%s' could not be built", decl->name);
+    sema_scope_pop(s);
+    s->fr = saved;
+}

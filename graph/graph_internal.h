@@ -1,0 +1,68 @@
+/* Internals shared by the graph builder's files (not an interface: only the graph builder files include it).
+ *
+ *   graph_build.c   the builder: arguments, dims and derived symbols, runtime checks, finishing
+ *   graph_ops.c     one constructor per graph op, with its shape rule
+ *
+ * Dims are handled as shape expressions (shape_expr.h) over the graph's symbols: the symbols bound by
+ * arguments and the derived ones (`_d0`, ...), each derived symbol with its definition over earlier
+ * symbols (`def`, printed into shape_defs) and the same fully expanded over argument symbols (`full`),
+ * which is what comparisons use. */
+#ifndef TILEC_GRAPH_INTERNAL_H
+#define TILEC_GRAPH_INTERNAL_H
+#include "graph_build.h"
+#include "shape_expr.h"
+
+typedef struct Derived {
+    const char *name;      /* _dK */
+    const ShapeExpr *def;  /* simplified, over earlier symbols */
+    const ShapeExpr *full; /* simplified, over argument symbols only */
+} Derived;
+
+struct GraphBuilder {
+    IrModule *m;
+    DiagEngine *d;
+    Func *f;
+    Arena *tmp;          /* shape expressions and scratch text; freed with the builder */
+    int errors0;         /* d's error count at gb_begin */
+    bool failed;         /* the builder reported an error */
+    PtrVec params;       /* argument indices (as intptr_t) of the weights */
+    PtrVec arg_syms;     /* symbol names bound by arguments (tmp strings) */
+    Derived *derived;
+    int nderived, cap_derived;
+    PtrVec checks;       /* "A == B" (tmp strings), deduplicated */
+};
+
+/* Reports an error at loc and marks the graph failed. */
+void gb_error(GraphBuilder *g, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The text of a type for messages. */
+const char *gb_tstr(GraphBuilder *g, const Type *t);
+/* Dim i of tensor type t as an expression (a literal or a symbol). */
+const ShapeExpr *gb_dim(GraphBuilder *g, const Type *t, int i);
+/* A dim for messages: "64", "H", or "_d0 (= (H+1)/2)". */
+const char *gb_dim_text(GraphBuilder *g, const ShapeExpr *e);
+/* Compares two dims (expressions over the graph's symbols, all >= 1), expanding derived symbols. */
+SxCmp gb_cmp(GraphBuilder *g, const ShapeExpr *x, const ShapeExpr *y);
+/* Records the runtime check x == y (deduplicated). */
+void gb_check(GraphBuilder *g, const ShapeExpr *x, const ShapeExpr *y);
+/* Requires x == y for `what`: true when provably equal or recorded as a runtime check; false when
+ * provably different (nothing reported: the caller words the error). */
+bool gb_require_equal(GraphBuilder *g, const ShapeExpr *x, const ShapeExpr *y);
+
+/* A result dim from expression e: a literal, an existing symbol, or a (new or equal existing) derived
+ * symbol. Returns false when e is provably < 1 (*lit holds its value; nothing reported). */
+typedef struct GbDim {
+    int64_t lit;       /* when sym is NULL */
+    const char *sym;   /* module-arena string, or NULL */
+} GbDim;
+bool gb_make_dim(GraphBuilder *g, const ShapeExpr *e, GbDim *out);
+/* The tensor type with element elem and the given dims. */
+const Type *gb_tensor(GraphBuilder *g, const Type *elem, int rank, const GbDim *dims);
+/* Appends op KIND with the operands and one result of type result; returns the op. */
+Op *gb_emit(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, SrcLoc loc);
+/* Attribute helpers (module arena). */
+Attr *gb_ints(GraphBuilder *g, const int *v, int n);
+
+/* Operand checks shared by the constructors: every operand a tensor of the builder's element types
+ * and all of one element type. Returns false after reporting (or silently for a NULL operand). */
+bool gb_operands(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n);
+#endif

@@ -1,0 +1,455 @@
+/* The graph op constructors (graph_build.h): one shape rule each, as docs/graphs.md section 2 states
+ * them. Every constructor checks its operands and attributes, infers the result type (new dims through
+ * gb_make_dim), appends the op and returns its result, or reports one error and returns NULL. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graph_internal.h"
+
+#define T(v) gb_tstr(g, (v)->type)
+
+static const ShapeExpr *lit(GraphBuilder *g, int64_t v) { return sx_int(g->tmp, v); }
+static const ShapeExpr *add(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_ADD, a, b); }
+static const ShapeExpr *sub(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_SUB, a, b); }
+static const ShapeExpr *mul(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_MUL, a, b); }
+
+static bool ints_at_least(GraphBuilder *g, SrcLoc loc, const char *op, const char *what, const int *v, int n, int lo) {
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo) {
+            gb_error(g, loc, "%s: %s must be at least %d, got %d", op, what, lo, v[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool rank_is(GraphBuilder *g, SrcLoc loc, const char *op, const char *what, Value *v, int lo, int hi) {
+    int r = v->type->rank;
+    if (r >= lo && r <= hi) return true;
+    if (lo == hi) gb_error(g, loc, "%s: %s must have rank %d, got %s", op, what, lo, T(v));
+    else gb_error(g, loc, "%s: %s must have rank %d to %d, got %s", op, what, lo, hi, T(v));
+    return false;
+}
+
+/* Normalises axis (negative counts from the end) into [0, rank); reports otherwise. */
+static bool norm_axis(GraphBuilder *g, SrcLoc loc, const char *op, Value *x, int *axis, int rank) {
+    if (*axis < -rank || *axis >= rank) {
+        gb_error(g, loc, "%s: axis %d is out of range for %s", op, *axis, T(x));
+        return false;
+    }
+    if (*axis < 0) *axis += rank;
+    return true;
+}
+
+/* One spatial output size: (in + pads - dil*(k-1) - 1) / stride + 1, with PyTorch's ceil_mode rule for
+ * pooling (the last window starts inside the input or the left padding). */
+static const ShapeExpr *window_out(GraphBuilder *g, const ShapeExpr *in, int pad_lo, int pad_hi, int dil,
+                                   const ShapeExpr *k, int stride, bool ceil_mode) {
+    const ShapeExpr *span = sub(g, sub(g, add(g, in, lit(g, pad_lo + (int64_t)pad_hi)),
+                                       mul(g, lit(g, dil), sub(g, k, lit(g, 1)))),
+                                lit(g, 1));
+    if (!ceil_mode) return add(g, sx_bin(g->tmp, SX_DIV, span, lit(g, stride)), lit(g, 1));
+    const ShapeExpr *up = add(g, sx_bin(g->tmp, SX_CDIV, span, lit(g, stride)), lit(g, 1));
+    const ShapeExpr *last = add(g, sx_bin(g->tmp, SX_DIV, sub(g, add(g, in, lit(g, pad_lo)), lit(g, 1)), lit(g, stride)),
+                                lit(g, 1));
+    return sx_bin(g->tmp, SX_MIN, up, last);
+}
+
+/* ------------------------------------------------------------ conv2d */
+
+Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, const GbConv2d *a) {
+    Value *ops[3] = {x, w, bias};
+    int n = bias ? 3 : 2;
+    if (!gb_operands(g, loc, "conv2d", ops, n)) return NULL;
+    if (!rank_is(g, loc, "conv2d", "the input", x, 4, 4) || !rank_is(g, loc, "conv2d", "the weight", w, 4, 4) ||
+        (bias && !rank_is(g, loc, "conv2d", "the bias", bias, 1, 1)))
+        return NULL;
+    if (!ints_at_least(g, loc, "conv2d", "stride", a->stride, 2, 1) ||
+        !ints_at_least(g, loc, "conv2d", "dilation", a->dilation, 2, 1) ||
+        !ints_at_least(g, loc, "conv2d", "padding", a->padding, 4, 0) ||
+        !ints_at_least(g, loc, "conv2d", "groups", &a->groups, 1, 1))
+        return NULL;
+    const Type *xt = x->type, *wt = w->type;
+    int cax = a->nhwc ? 3 : 1, hax = a->nhwc ? 1 : 2, wax = a->nhwc ? 2 : 3;
+    const ShapeExpr *C = gb_dim(g, xt, cax), *K = gb_dim(g, wt, 0), *CG = gb_dim(g, wt, 1);
+    const ShapeExpr *want = sx_simplify(g->tmp, mul(g, CG, lit(g, a->groups)));
+    if (!gb_require_equal(g, C, want)) {
+        gb_error(g, loc, "cannot conv2d %s with weight %s: dim %d (channels) is %s vs %s (weight dim 1 * groups = %s * %d)",
+                 T(x), T(w), cax, gb_dim_text(g, C), gb_dim_text(g, want), gb_dim_text(g, CG), a->groups);
+        return NULL;
+    }
+    if (a->groups > 1) {
+        const ShapeExpr *rem = sx_bin(g->tmp, SX_MOD, K, lit(g, a->groups));
+        if (!gb_require_equal(g, rem, lit(g, 0))) {
+            gb_error(g, loc, "conv2d: weight %s has %s output channels (dim 0), not a multiple of groups %d", T(w),
+                     gb_dim_text(g, K), a->groups);
+            return NULL;
+        }
+    }
+    if (bias && !gb_require_equal(g, gb_dim(g, bias->type, 0), K)) {
+        gb_error(g, loc, "cannot conv2d with weight %s and bias %s: dim 0 is %s vs %s", T(w), T(bias),
+                 gb_dim_text(g, K), gb_dim_text(g, gb_dim(g, bias->type, 0)));
+        return NULL;
+    }
+    GbDim dims[4];
+    gb_make_dim(g, gb_dim(g, xt, 0), &dims[0]);
+    gb_make_dim(g, K, &dims[cax]);
+    const char *which[2] = {"height", "width"};
+    int axes[2] = {hax, wax};
+    for (int i = 0; i < 2; i++) {
+        const ShapeExpr *o = window_out(g, gb_dim(g, xt, axes[i]), a->padding[i], a->padding[i + 2], a->dilation[i],
+                                        gb_dim(g, wt, 2 + i), a->stride[i], false);
+        if (!gb_make_dim(g, o, &dims[axes[i]])) {
+            gb_error(g, loc, "conv2d: the output %s of %s with weight %s would be %lld (padding %d + %d, dilation %d)",
+                     which[i], T(x), T(w), (long long)dims[axes[i]].lit, a->padding[i], a->padding[i + 2],
+                     a->dilation[i]);
+            return NULL;
+        }
+    }
+    Op *op = gb_emit(g, OP_G_CONV2D, ops, n, gb_tensor(g, xt->elem, 4, dims), loc);
+    ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
+    ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));
+    ir_op_set_attr(g->m, op, "dilation", gb_ints(g, a->dilation, 2));
+    ir_op_set_attr(g->m, op, "groups", ir_attr_int(g->m, a->groups));
+    ir_op_set_attr(g->m, op, "layout", ir_attr_string(g->m, a->nhwc ? "NHWC" : "NCHW"));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ batch_norm */
+
+Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value *beta, Value *mean, Value *var,
+                     double eps) {
+    Value *ops[5] = {x, gamma, beta, mean, var};
+    if (!gb_operands(g, loc, "batch_norm", ops, 5)) return NULL;
+    if (!rank_is(g, loc, "batch_norm", "the input", x, 2, 8)) return NULL;
+    if (!(eps >= 0) || !isfinite(eps)) {
+        gb_error(g, loc, "batch_norm: eps must be a finite number >= 0, got %g", eps);
+        return NULL;
+    }
+    static const char *const names[] = {"", "gamma", "beta", "mean", "var"};
+    const ShapeExpr *C = gb_dim(g, x->type, 1);
+    for (int i = 1; i < 5; i++) {
+        if (!rank_is(g, loc, "batch_norm", names[i], ops[i], 1, 1)) return NULL;
+        const ShapeExpr *c = gb_dim(g, ops[i]->type, 0);
+        if (!gb_require_equal(g, C, c)) {
+            gb_error(g, loc, "cannot batch_norm %s with %s %s: dim 1 is %s vs %s", T(x), names[i], T(ops[i]),
+                     gb_dim_text(g, C), gb_dim_text(g, c));
+            return NULL;
+        }
+    }
+    Op *op = gb_emit(g, OP_G_BATCH_NORM, ops, 5, x->type, loc);
+    ir_op_set_attr(g->m, op, "eps", ir_attr_float(g->m, eps));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+static const char *const UNARY_KINDS[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
+                                          "tanh", "neg", "abs", "exp", "sqrt", "identity"};
+
+Value *gb_unary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, double alpha, double beta) {
+    bool known = false;
+    for (size_t i = 0; kind && i < sizeof UNARY_KINDS / sizeof *UNARY_KINDS; i++) known |= !strcmp(kind, UNARY_KINDS[i]);
+    if (!known) {
+        gb_error(g, loc, "unknown unary op '%s'", kind ? kind : "");
+        return NULL;
+    }
+    if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
+    /* clamp's bounds may be infinite (ONNX Clip without max); nothing may be NaN. */
+    if (!strcmp(kind, "clamp") && (isnan(alpha) || isnan(beta) || alpha > beta)) {
+        gb_error(g, loc, "clamp: the bounds must satisfy lo <= hi, got %g and %g", alpha, beta);
+        return NULL;
+    }
+    if (strcmp(kind, "clamp") && (!isfinite(alpha) || !isfinite(beta))) {
+        gb_error(g, loc, "%s: the parameter must be a finite number, got %g", kind, !isfinite(alpha) ? alpha : beta);
+        return NULL;
+    }
+    Op *op = gb_emit(g, OP_G_UNARY, &x, 1, x->type, loc);
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
+    ir_op_set_attr(g->m, op, "alpha", ir_attr_float(g->m, alpha));
+    ir_op_set_attr(g->m, op, "beta", ir_attr_float(g->m, beta));
+    return op->results;
+}
+
+static const char *binary_verb(const char *kind) {
+    static const char *const map[][2] = {{"add", "add"},          {"sub", "subtract"},
+                                         {"mul", "multiply"},     {"div", "divide"},
+                                         {"max", "take the max of"}, {"min", "take the min of"},
+                                         {"pow", "raise to a power"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(kind, map[i][0])) return map[i][1];
+    return NULL;
+}
+
+/* One broadcast dim of da and db (NULL: the operand has no such dim). A literal 1 stretches; undecided
+ * dims are assumed equal (a runtime check; a symbol never stretches) and the literal, if any, is kept.
+ * Returns false when the dims are provably different (nothing reported). */
+static bool broadcast_dim(GraphBuilder *g, const ShapeExpr *da, const ShapeExpr *db, GbDim *out) {
+    int64_t v;
+    bool a1 = !da || (sx_is_int(da, &v) && v == 1), b1 = !db || (sx_is_int(db, &v) && v == 1);
+    const ShapeExpr *pick = b1 ? (da ? da : db) : a1 ? db : da;
+    if (!a1 && !b1) {
+        if (!gb_require_equal(g, da, db)) return false;
+        if (sx_is_int(db, NULL)) pick = db; /* H vs 64: the literal says more */
+    }
+    gb_make_dim(g, pick, out);
+    return true;
+}
+
+/* numpy broadcasting of a and b into dims (rank *rank); `verb` words the error. */
+static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank) {
+    const Type *at = a->type, *bt = b->type;
+    int r = at->rank > bt->rank ? at->rank : bt->rank;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - at->rank), ib = i - (r - bt->rank);
+        const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
+        if (!broadcast_dim(g, da, db, &dims[i])) {
+            gb_error(g, loc, "cannot %s %s and %s: dim %d is %s vs %s", verb, T(a), T(b), i, gb_dim_text(g, da),
+                     gb_dim_text(g, db));
+            return false;
+        }
+    }
+    *rank = r;
+    return true;
+}
+
+Value *gb_binary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *a, Value *b) {
+    const char *verb = kind ? binary_verb(kind) : NULL;
+    if (!verb) {
+        gb_error(g, loc, "unknown binary op '%s'", kind ? kind : "");
+        return NULL;
+    }
+    Value *ops[2] = {a, b};
+    if (!gb_operands(g, loc, kind, ops, 2)) return NULL;
+    GbDim dims[8];
+    int rank;
+    if (!broadcast(g, loc, verb, a, b, dims, &rank)) return NULL;
+    Op *op = gb_emit(g, OP_G_BINARY, ops, 2, gb_tensor(g, a->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ matmul */
+
+Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool trans_a, bool trans_b,
+                 double alpha, double beta) {
+    Value *ops[3] = {a, b, c};
+    int n = c ? 3 : 2;
+    if (!gb_operands(g, loc, "matmul", ops, n)) return NULL;
+    if (!rank_is(g, loc, "matmul", "a", a, 2, 4) || !rank_is(g, loc, "matmul", "b", b, 2, 4)) return NULL;
+    const Type *at = a->type, *bt = b->type;
+    int ra = at->rank, rb = bt->rank;
+    const ShapeExpr *M = gb_dim(g, at, trans_a ? ra - 1 : ra - 2), *Ka = gb_dim(g, at, trans_a ? ra - 2 : ra - 1);
+    const ShapeExpr *Kb = gb_dim(g, bt, trans_b ? rb - 1 : rb - 2), *N = gb_dim(g, bt, trans_b ? rb - 2 : rb - 1);
+    if (!gb_require_equal(g, Ka, Kb)) {
+        gb_error(g, loc, "cannot matmul %s%s and %s%s: the inner dims are %s vs %s", T(a), trans_a ? " (transposed)" : "",
+                 T(b), trans_b ? " (transposed)" : "", gb_dim_text(g, Ka), gb_dim_text(g, Kb));
+        return NULL;
+    }
+    /* Batch dims broadcast as numpy's matmul does. */
+    GbDim dims[8];
+    int nb = (ra > rb ? ra : rb) - 2;
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
+        const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
+        if (!broadcast_dim(g, da, db, &dims[i])) {
+            gb_error(g, loc, "cannot matmul %s and %s: batch dim %d is %s vs %s", T(a), T(b), i, gb_dim_text(g, da),
+                     gb_dim_text(g, db));
+            return NULL;
+        }
+    }
+    gb_make_dim(g, M, &dims[nb]);
+    gb_make_dim(g, N, &dims[nb + 1]);
+    int rank = nb + 2;
+    const Type *rt = gb_tensor(g, at->elem, rank, dims);
+    if (c) {
+        const Type *ct = c->type;
+        if (ct->rank > rank) {
+            gb_error(g, loc, "matmul: the addend %s does not broadcast to the result %s", T(c), gb_tstr(g, rt));
+            return NULL;
+        }
+        for (int i = 0; i < ct->rank; i++) {
+            int ir = i + rank - ct->rank;
+            const ShapeExpr *dc = gb_dim(g, ct, i), *dr = gb_dim(g, rt, ir);
+            int64_t v;
+            if ((sx_is_int(dc, &v) && v == 1) || gb_require_equal(g, dc, dr)) continue;
+            gb_error(g, loc, "matmul: the addend %s does not broadcast to the result %s: dim %d is %s vs %s", T(c),
+                     gb_tstr(g, rt), ir, gb_dim_text(g, dc), gb_dim_text(g, dr));
+            return NULL;
+        }
+    }
+    Op *op = gb_emit(g, OP_G_MATMUL, ops, n, rt, loc);
+    ir_op_set_attr(g->m, op, "trans_a", ir_attr_bool(g->m, trans_a));
+    ir_op_set_attr(g->m, op, "trans_b", ir_attr_bool(g->m, trans_b));
+    ir_op_set_attr(g->m, op, "alpha", ir_attr_float(g->m, alpha));
+    ir_op_set_attr(g->m, op, "beta", ir_attr_float(g->m, c ? beta : 0.0));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ reduce, softmax */
+
+static int int_cmp(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
+
+Value *gb_reduce(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, const int *axes, int naxes, bool keepdims) {
+    static const char *const kinds[] = {"sum", "mean", "max", "min"};
+    bool known = false;
+    for (int i = 0; kind && i < 4; i++) known |= !strcmp(kind, kinds[i]);
+    if (!known) {
+        gb_error(g, loc, "unknown reduction '%s' (sum, mean, max or min)", kind ? kind : "");
+        return NULL;
+    }
+    if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (naxes < 1 || naxes > 8 || !axes) {
+        gb_error(g, loc, "%s: give 1 to 8 axes to reduce over", kind);
+        return NULL;
+    }
+    int ax[8], n = 0;
+    for (int i = 0; i < naxes; i++) {
+        int a = axes[i];
+        if (!norm_axis(g, loc, kind, x, &a, rank)) return NULL;
+        ax[n++] = a;
+    }
+    qsort(ax, (size_t)n, sizeof *ax, int_cmp);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!m || ax[m - 1] != ax[i]) ax[m++] = ax[i];
+    GbDim dims[8];
+    int r = 0;
+    for (int i = 0, k = 0; i < rank; i++) {
+        bool reduced = k < m && ax[k] == i;
+        k += reduced;
+        if (reduced && !keepdims) continue;
+        if (reduced) dims[r++] = (GbDim){.lit = 1};
+        else gb_make_dim(g, gb_dim(g, x->type, i), &dims[r++]);
+    }
+    Op *op = gb_emit(g, OP_G_REDUCE, &x, 1, gb_tensor(g, x->type->elem, r, dims), loc);
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
+    ir_op_set_attr(g->m, op, "axes", gb_ints(g, ax, m));
+    ir_op_set_attr(g->m, op, "keepdims", ir_attr_bool(g->m, keepdims));
+    return op->results;
+}
+
+Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d) {
+    const char *name = log ? "log_softmax" : "softmax";
+    if (!gb_operands(g, loc, name, &x, 1)) return NULL;
+    if (!rank_is(g, loc, name, "the input", x, 1, 8) || !norm_axis(g, loc, name, x, &axis, x->type->rank)) return NULL;
+    Op *op = gb_emit(g, OP_G_SOFTMAX, &x, 1, x->type, loc);
+    ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
+    ir_op_set_attr(g->m, op, "log", ir_attr_bool(g->m, log));
+    ir_op_set_attr(g->m, op, "coerce_2d", ir_attr_bool(g->m, coerce_2d));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ pooling */
+
+Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a) {
+    const char *name = a->max ? "max_pool2d" : "avg_pool2d";
+    if (!gb_operands(g, loc, name, &x, 1)) return NULL;
+    if (!rank_is(g, loc, name, "the input", x, 4, 4)) return NULL;
+    if (!ints_at_least(g, loc, name, "kernel", a->kernel, 2, 1) || !ints_at_least(g, loc, name, "stride", a->stride, 2, 1) ||
+        !ints_at_least(g, loc, name, "dilation", a->dilation, 2, 1) ||
+        !ints_at_least(g, loc, name, "padding", a->padding, 4, 0))
+        return NULL;
+    for (int i = 0; i < 4; i++) {
+        int64_t extent = (int64_t)a->dilation[i % 2] * (a->kernel[i % 2] - 1) + 1;
+        if (a->padding[i] >= extent) {
+            gb_error(g, loc, "%s: padding %d must be smaller than the window extent %lld (a window could hold only padding)",
+                     name, a->padding[i], (long long)extent);
+            return NULL;
+        }
+    }
+    GbDim dims[4];
+    gb_make_dim(g, gb_dim(g, x->type, 0), &dims[0]);
+    gb_make_dim(g, gb_dim(g, x->type, 1), &dims[1]);
+    const char *which[2] = {"height", "width"};
+    for (int i = 0; i < 2; i++) {
+        const ShapeExpr *o = window_out(g, gb_dim(g, x->type, 2 + i), a->padding[i], a->padding[i + 2], a->dilation[i],
+                                        lit(g, a->kernel[i]), a->stride[i], a->ceil_mode);
+        if (!gb_make_dim(g, o, &dims[2 + i])) {
+            gb_error(g, loc, "%s: the output %s of %s would be %lld (kernel %d, padding %d + %d, dilation %d)", name,
+                     which[i], T(x), (long long)dims[2 + i].lit, a->kernel[i], a->padding[i], a->padding[i + 2],
+                     a->dilation[i]);
+            return NULL;
+        }
+    }
+    Op *op = gb_emit(g, OP_G_POOL, &x, 1, gb_tensor(g, x->type->elem, 4, dims), loc);
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, a->max ? "max" : "avg"));
+    ir_op_set_attr(g->m, op, "kernel", gb_ints(g, a->kernel, 2));
+    ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
+    ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));
+    ir_op_set_attr(g->m, op, "dilation", gb_ints(g, a->dilation, 2));
+    ir_op_set_attr(g->m, op, "ceil_mode", ir_attr_bool(g->m, a->ceil_mode));
+    ir_op_set_attr(g->m, op, "count_include_pad", ir_attr_bool(g->m, a->count_include_pad));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ views */
+
+static const ShapeExpr *numel(GraphBuilder *g, int rank, const ShapeExpr *const *dims) {
+    const ShapeExpr *e = lit(g, 1);
+    for (int i = 0; i < rank; i++) e = mul(g, e, dims[i]);
+    return sx_simplify(g->tmp, e);
+}
+
+static Value *reshape_to(GraphBuilder *g, SrcLoc loc, const char *name, Value *x, int rank, const GbDim *dims) {
+    const ShapeExpr *in[8], *out[8];
+    for (int i = 0; i < x->type->rank; i++) in[i] = gb_dim(g, x->type, i);
+    for (int i = 0; i < rank; i++) out[i] = dims[i].sym ? sx_sym(g->tmp, dims[i].sym) : lit(g, dims[i].lit);
+    const Type *rt = gb_tensor(g, x->type->elem, rank, dims);
+    const ShapeExpr *ni = numel(g, x->type->rank, in), *no = numel(g, rank, out);
+    if (!gb_require_equal(g, ni, no)) {
+        gb_error(g, loc, "cannot %s %s to %s: the element counts are %s vs %s", name, T(x), gb_tstr(g, rt),
+                 sx_str(g->tmp, ni), sx_str(g->tmp, no));
+        return NULL;
+    }
+    Op *op = gb_emit(g, OP_G_RESHAPE, &x, 1, rt, loc);
+    return op->results;
+}
+
+Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t *dims, const char *const *syms) {
+    if (!gb_operands(g, loc, "reshape", &x, 1)) return NULL;
+    if (rank < 0 || rank > 8) {
+        gb_error(g, loc, "reshape: rank %d is not supported (0 to 8)", rank);
+        return NULL;
+    }
+    GbDim d[8];
+    for (int i = 0; i < rank; i++) {
+        const char *s = syms ? syms[i] : NULL;
+        if (s) {
+            /* Only the graph's own symbols: a fresh one would be bound by nothing. */
+            GbDim probe;
+            const ShapeExpr *e = sx_sym(g->tmp, s);
+            bool known = false;
+            for (int k = 0; k < g->arg_syms.len && !known; k++) known = !strcmp(g->arg_syms.items[k], s);
+            for (int k = 0; k < g->nderived && !known; k++) known = !strcmp(g->derived[k].name, s);
+            if (!known) {
+                gb_error(g, loc, "reshape: dim %d '%s' is not a symbol of the graph", i, s);
+                return NULL;
+            }
+            gb_make_dim(g, e, &probe);
+            d[i] = probe;
+        } else if (!dims || dims[i] < 1) {
+            gb_error(g, loc, "reshape: dim %d must be at least 1, got %lld", i, dims ? (long long)dims[i] : 0LL);
+            return NULL;
+        } else {
+            d[i] = (GbDim){.lit = dims[i]};
+        }
+    }
+    return reshape_to(g, loc, "reshape", x, rank, d);
+}
+
+Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis) {
+    if (!gb_operands(g, loc, "flatten", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (axis < -rank || axis > rank) {
+        gb_error(g, loc, "flatten: axis %d is out of range for %s", axis, T(x));
+        return NULL;
+    }
+    if (axis < 0) axis += rank;
+    const ShapeExpr *in[8];
+    for (int i = 0; i < rank; i++) in[i] = gb_dim(g, x->type, i);
+    GbDim d[2];
+    gb_make_dim(g, numel(g, axis, in), &d[0]);
+    gb_make_dim(g, numel(g, rank - axis, in + axis), &d[1]);
+    return reshape_to(g, loc, "flatten", x, 2, d);
+}

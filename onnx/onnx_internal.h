@@ -1,0 +1,89 @@
+/* Inside the ONNX importer: the state of one import and the helpers the op handlers (onnx_ops.c) share
+ * with the driver loop (onnx_import.c). Not a public interface. */
+#ifndef TILEC_ONNX_INTERNAL_H
+#define TILEC_ONNX_INTERNAL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "../graph/graph_build.h"
+#include "onnx_import.h"
+#include "onnx_model.h"
+
+/* One ONNX name's meaning during import: a graph value, or a value folded at import time (shape
+ * arithmetic such as Shape -> Gather -> Concat), which can feed attribute-like inputs only. */
+typedef struct OxValue {
+    const char *onnx_name; /* borrowed from the protobuf */
+    Value *v;              /* NULL when folded or transposed */
+    OnnxTensor folded;     /* owned; used when v and tsrc are NULL */
+    /* A transpose of the last two dims of tsrc not yet materialised (there is no transpose op): only
+     * MatMul and Gemm can consume it, through their trans flags; other uses report why. */
+    Value *tsrc;
+    const char *why;
+} OxValue;
+
+typedef struct OnnxImport {
+    IrModule *m;
+    DiagEngine *d;
+    GraphBuilder *g;
+    const char *file;      /* interned model path, for locations */
+    const OnnxModel *model;
+    int64_t opset;
+    OxValue *vals;
+    int nvals, capvals;
+    /* the node being imported */
+    const Onnx__NodeProto *node;
+    const char *op;        /* node->op_type */
+    SrcLoc loc;            /* model path, line = node index + 1 */
+} OnnxImport;
+
+/* Reports "<fmt>" as an error at the current node; returns NULL (for `return ox_error(...)`). */
+void *ox_error(OnnxImport *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, returning false (for functions that return success). */
+bool ox_fail(OnnxImport *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Inputs of the current node. ox_has_input: present and not "" (an omitted optional input). */
+int ox_num_inputs(const OnnxImport *x);
+bool ox_has_input(const OnnxImport *x, int i);
+/* Input i as a graph value (a model constant becomes a param on first use). NULL after an error
+ * (missing input, unknown name, a folded value, an unsupported dtype). */
+Value *ox_input(OnnxImport *x, int i);
+/* Input i as a graph value, or the source of a pending last-two-dims transpose (then *trans = true). */
+Value *ox_input_transposable(OnnxImport *x, int i, bool *trans);
+/* Output i is src with its last two dims swapped, pending (why: the error for other consumers). */
+void ox_set_transposed(OnnxImport *x, int i, Value *src, const char *why);
+/* Input i's value known at import time (a model constant or a folded value), or NULL after
+ * "unsupported input: <Op> <what> must be a constant". */
+const OnnxTensor *ox_const_input(OnnxImport *x, int i, const char *what);
+/* Reads a constant integer tensor (rank <= 1) into out[0..cap); returns the count or -1 after an error. */
+int ox_const_ints(OnnxImport *x, int i, const char *what, int64_t *out, int cap);
+
+/* Output i of the current node is v (NULL: poison, nothing recorded). Outputs named "" are ignored. */
+void ox_set_output(OnnxImport *x, int i, Value *v);
+/* Output i is a value folded at import time (t is moved in). */
+void ox_set_folded(OnnxImport *x, int i, OnnxTensor *t);
+/* True when output i exists and is named (consumers may read it). */
+bool ox_output_used(const OnnxImport *x, int i);
+
+/* Attributes of the current node (NULL / the default when absent). ox_attr_ints returns the count
+ * (copied into out[0..cap)), -1 when the list is longer than cap (after an error). */
+const Onnx__AttributeProto *ox_attr(const OnnxImport *x, const char *name);
+int64_t ox_attr_int(const OnnxImport *x, const char *name, int64_t dflt);
+double ox_attr_float(const OnnxImport *x, const char *name, double dflt);
+int ox_attr_ints(OnnxImport *x, const char *name, int64_t *out, int cap);
+/* The string attribute (NUL-terminated copy in buf), or dflt when absent. */
+const char *ox_attr_string(const OnnxImport *x, const char *name, const char *dflt, char *buf, size_t cap);
+
+/* Shapes of graph values. A dim is a literal (> 0) or a symbol (ox_dim returns -1, ox_sym the name). */
+int ox_rank(const Value *v);
+int64_t ox_dim(const Value *v, int i);
+const char *ox_sym(const Value *v, int i);
+bool ox_static(const Value *v); /* every dim a literal */
+
+/* A reshape of x to rank dims where dims[i] = -1 means "x's dim src[i]" (copying its literal or symbol). */
+Value *ox_reshape(OnnxImport *x, Value *v, int rank, const int64_t *dims, const int *src);
+
+/* An op handler: imports the current node (x->node); reports errors through ox_error or the builder. */
+typedef void OxHandler(OnnxImport *x);
+/* The handler of op_type in the default domain, with the attributes it understands (space-separated)
+ * in *attrs; NULL when the op is not supported. */
+OxHandler *ox_find_handler(const char *op_type, const char **attrs);
+#endif

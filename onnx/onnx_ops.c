@@ -1,0 +1,942 @@
+/* One handler per ONNX op (onnx_internal.h): reads the node's inputs and attributes as its opset
+ * defines them and builds graph IR with graph/graph_build.h. Ops that are pure shape arithmetic on
+ * integer constants (Shape, Gather, Concat, Unsqueeze... as exporters emit them before a Reshape) are
+ * folded at import time instead. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "onnx_internal.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static bool is_float_dtype(int dt) {
+    return dt == ONNX_DT_FLOAT || dt == ONNX_DT_FLOAT16 || dt == ONNX_DT_BFLOAT16 || dt == ONNX_DT_DOUBLE;
+}
+
+/* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL
+ * (no error: the caller then treats the input as a graph value). */
+static const OnnxTensor *int_const(OnnxImport *x, int i) {
+    if (!ox_has_input(x, i)) return NULL;
+    const char *name = x->node->input[i];
+    for (int k = x->nvals - 1; k >= 0; k--)
+        if (strcmp(x->vals[k].onnx_name, name) == 0)
+            return x->vals[k].v || x->vals[k].tsrc || is_float_dtype(x->vals[k].folded.dtype) ? NULL : &x->vals[k].folded;
+    const OnnxConst *c = onnx_model_const(x->model, name);
+    return c && c->ok && !is_float_dtype(c->t.dtype) ? &c->t : NULL;
+}
+
+/* Whether input i's value is known at import time (a model constant or a folded value). */
+static bool known(OnnxImport *x, int i) {
+    if (!ox_has_input(x, i)) return false;
+    const char *name = x->node->input[i];
+    for (int k = x->nvals - 1; k >= 0; k--)
+        if (strcmp(x->vals[k].onnx_name, name) == 0) return !x->vals[k].v && !x->vals[k].tsrc;
+    return onnx_model_const(x->model, name) != NULL;
+}
+
+/* A new int64 tensor of the given shape (data zeroed); false (after an error) when out of memory. */
+static bool new_i64(OnnxImport *x, OnnxTensor *t, int rank, const int64_t *dims) {
+    memset(t, 0, sizeof *t);
+    t->dtype = ONNX_DT_INT64;
+    t->rank = rank;
+    t->numel = 1;
+    for (int i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        t->numel *= (size_t)dims[i];
+    }
+    t->data = calloc(t->numel ? t->numel : 1, 8);
+    if (!t->data) ox_error(x, "out of memory");
+    return t->data != NULL;
+}
+
+static void set_i64(OnnxTensor *t, size_t i, int64_t v) { memcpy((char *)t->data + 8 * i, &v, 8); }
+
+/* Normalises an axis in [-rank, rank) (or [-rank, rank] with extra = 1); -1 after an error. */
+static int norm_axis(OnnxImport *x, int64_t axis, int rank, int extra, const char *what) {
+    if (axis < -(int64_t)(rank + extra) || axis >= rank + extra) {
+        ox_error(x, "malformed model: %s %s=%lld is out of range for rank %d", x->op, what, (long long)axis, rank);
+        return -1;
+    }
+    return (int)(axis < 0 ? axis + rank + extra : axis);
+}
+
+static void pass_through(OnnxImport *x) {
+    const OnnxTensor *t = int_const(x, 0);
+    if (t) {
+        OnnxTensor c = *t;
+        size_t bytes = t->numel * onnx_dtype_size(t->dtype);
+        c.data = malloc(bytes ? bytes : 1);
+        if (!c.data) {
+            ox_error(x, "out of memory");
+            return;
+        }
+        if (bytes) memcpy(c.data, t->data, bytes);
+        ox_set_folded(x, 0, &c);
+        return;
+    }
+    ox_set_output(x, 0, ox_input(x, 0));
+}
+
+/* ---------------------------------------------------------------- elementwise */
+
+static void unary(OnnxImport *x, const char *kind, double a, double b) {
+    Value *v = ox_input(x, 0);
+    if (v) ox_set_output(x, 0, gb_unary(x->g, x->loc, kind, v, a, b));
+}
+
+static void op_relu(OnnxImport *x) { unary(x, "relu", 0, 0); }
+static void op_sigmoid(OnnxImport *x) { unary(x, "sigmoid", 0, 0); }
+static void op_tanh(OnnxImport *x) { unary(x, "tanh", 0, 0); }
+static void op_exp(OnnxImport *x) { unary(x, "exp", 0, 0); }
+static void op_sqrt(OnnxImport *x) { unary(x, "sqrt", 0, 0); }
+static void op_abs(OnnxImport *x) { unary(x, "abs", 0, 0); }
+static void op_neg(OnnxImport *x) { unary(x, "neg", 0, 0); }
+static void op_leaky_relu(OnnxImport *x) { unary(x, "leaky_relu", ox_attr_float(x, "alpha", 0.01), 0); }
+
+static void op_gelu(OnnxImport *x) {
+    char buf[32];
+    const char *approx = ox_attr_string(x, "approximate", "none", buf, sizeof buf);
+    if (strcmp(approx, "none") == 0) unary(x, "gelu", 0, 0);
+    else if (strcmp(approx, "tanh") == 0) unary(x, "gelu_tanh", 0, 0);
+    else ox_error(x, "unsupported attribute: Gelu approximate=%s", approx);
+}
+
+/* A scalar bound of Clip (opset >= 11: an optional constant input). */
+static bool clip_bound(OnnxImport *x, int i, const char *what, double *out) {
+    if (!ox_has_input(x, i)) return true;
+    const OnnxTensor *t = ox_const_input(x, i, what);
+    if (!t) return false;
+    if (t->numel != 1) return ox_fail(x, "malformed model: Clip %s has %zu values", what, t->numel);
+    *out = onnx_tensor_get_f64(t, 0);
+    return true;
+}
+
+static void op_clip(OnnxImport *x) {
+    double lo = -FLT_MAX, hi = FLT_MAX;
+    if (x->opset < 11) {
+        lo = ox_attr_float(x, "min", lo);
+        hi = ox_attr_float(x, "max", hi);
+    } else if ((!ox_has_input(x, 1) || known(x, 1)) && (!ox_has_input(x, 2) || known(x, 2))) {
+        if (!clip_bound(x, 1, "min", &lo) || !clip_bound(x, 2, "max", &hi)) return;
+    } else {
+        /* Bounds computed at run time: min(max(x, lo), hi) with broadcasting. */
+        Value *v = ox_input(x, 0);
+        if (v && ox_has_input(x, 1)) {
+            Value *b = ox_input(x, 1);
+            v = b ? gb_binary(x->g, x->loc, "max", v, b) : NULL;
+        }
+        if (v && ox_has_input(x, 2)) {
+            Value *b = ox_input(x, 2);
+            v = b ? gb_binary(x->g, x->loc, "min", v, b) : NULL;
+        }
+        ox_set_output(x, 0, v);
+        return;
+    }
+    if (isnan(lo) || isnan(hi)) {
+        ox_error(x, "unsupported attribute: Clip with a NaN bound");
+        return;
+    }
+    unary(x, "clamp", lo, hi);
+}
+
+/* b aligned to a's dims from `axis` on (ONNX opset < 7 `broadcast = 1, axis = k`): b gets trailing
+ * ones so that numpy broadcasting lines it up. */
+static Value *legacy_broadcast(OnnxImport *x, Value *a, Value *b) {
+    const Onnx__AttributeProto *ax = ox_attr(x, "axis");
+    if (x->opset >= 7 || !ox_attr_int(x, "broadcast", 0) || !ax) return b;
+    int ra = ox_rank(a), rb = ox_rank(b);
+    int axis = norm_axis(x, ax->i, ra, 0, "axis");
+    if (axis < 0) return NULL;
+    if (axis + rb > ra) return ox_error(x, "malformed model: %s broadcast axis=%d with ranks %d and %d", x->op, axis, ra, rb);
+    int64_t dims[ONNX_MAX_RANK];
+    int src[ONNX_MAX_RANK];
+    int n = ra - axis;
+    for (int i = 0; i < n; i++) {
+        dims[i] = i < rb ? -1 : 1;
+        src[i] = i;
+    }
+    return n == rb ? b : ox_reshape(x, b, n, dims, src);
+}
+
+/* Integer shape arithmetic on constants (Add/Sub/Mul/Div of shapes), elementwise with scalar broadcast. */
+static bool fold_binary(OnnxImport *x, const char *kind) {
+    const OnnxTensor *a = int_const(x, 0), *b = int_const(x, 1);
+    bool known = !strcmp(kind, "add") || !strcmp(kind, "sub") || !strcmp(kind, "mul") || !strcmp(kind, "div");
+    if (!a || !b || !known) return false;
+    if (a->rank > 1 || b->rank > 1 || (a->numel != b->numel && a->numel != 1 && b->numel != 1)) return false;
+    const OnnxTensor *big = a->numel >= b->numel ? a : b;
+    OnnxTensor t;
+    if (!new_i64(x, &t, big->rank, big->dims)) return true;
+    for (size_t i = 0; i < t.numel; i++) {
+        int64_t p = onnx_tensor_get_i64(a, a->numel == 1 ? 0 : i), q = onnx_tensor_get_i64(b, b->numel == 1 ? 0 : i);
+        int64_t r = 0;
+        bool ok = true;
+        if (!strcmp(kind, "add")) ok = !__builtin_add_overflow(p, q, &r);
+        else if (!strcmp(kind, "sub")) ok = !__builtin_sub_overflow(p, q, &r);
+        else if (!strcmp(kind, "mul")) ok = !__builtin_mul_overflow(p, q, &r);
+        else if (!strcmp(kind, "div") && q != 0 && !(p == INT64_MIN && q == -1)) r = p / q;
+        else ok = false;
+        if (!ok) {
+            onnx_tensor_free(&t);
+            ox_error(x, "unsupported input: %s of integer constants overflows or divides by zero", x->op);
+            return true;
+        }
+        set_i64(&t, i, r);
+    }
+    ox_set_folded(x, 0, &t);
+    return true;
+}
+
+static void binary(OnnxImport *x, const char *kind) {
+    if (fold_binary(x, kind)) return;
+    Value *a = ox_input(x, 0);
+    Value *b = a ? ox_input(x, 1) : NULL;
+    if (b) b = legacy_broadcast(x, a, b);
+    if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
+}
+
+static void op_add(OnnxImport *x) { binary(x, "add"); }
+static void op_sub(OnnxImport *x) { binary(x, "sub"); }
+static void op_mul(OnnxImport *x) { binary(x, "mul"); }
+static void op_div(OnnxImport *x) { binary(x, "div"); }
+static void op_pow(OnnxImport *x) { binary(x, "pow"); }
+
+/* Max, Min, Sum: variadic, folded left to right. */
+static void variadic(OnnxImport *x, const char *kind) {
+    int n = ox_num_inputs(x);
+    if (n < 1) {
+        ox_error(x, "malformed model: %s needs at least one input", x->op);
+        return;
+    }
+    Value *acc = ox_input(x, 0);
+    for (int i = 1; acc && i < n; i++) {
+        Value *b = ox_input(x, i);
+        acc = b ? gb_binary(x->g, x->loc, kind, acc, b) : NULL;
+    }
+    ox_set_output(x, 0, acc);
+}
+
+static void op_max(OnnxImport *x) { variadic(x, "max"); }
+static void op_min(OnnxImport *x) { variadic(x, "min"); }
+static void op_sum(OnnxImport *x) { variadic(x, "add"); }
+
+/* PRelu(x, slope) = relu(x) + slope * (x - relu(x)): exact in floating point (x - relu(x) is x or 0). */
+static void op_prelu(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    Value *slope = v ? ox_input(x, 1) : NULL;
+    if (!slope) return;
+    /* Before opset 7 a 1-D slope is per channel (dim 1), not numpy-broadcast. */
+    if (x->opset < 7 && ox_rank(slope) == 1 && ox_rank(v) > 2) {
+        int64_t dims[ONNX_MAX_RANK];
+        int src[ONNX_MAX_RANK] = {0};
+        int n = ox_rank(v) - 1;
+        for (int i = 0; i < n; i++) dims[i] = i == 0 ? -1 : 1;
+        slope = ox_reshape(x, slope, n, dims, src);
+    }
+    Value *r = gb_unary(x->g, x->loc, "relu", v, 0, 0);
+    Value *neg = gb_binary(x->g, x->loc, "sub", v, r);
+    Value *s = gb_binary(x->g, x->loc, "mul", slope, neg);
+    ox_set_output(x, 0, gb_binary(x->g, x->loc, "add", r, s));
+}
+
+/* ---------------------------------------------------------------- linear algebra */
+
+static void op_gemm(OnnxImport *x) {
+    bool ta, tb;
+    Value *a = ox_input_transposable(x, 0, &ta);
+    Value *b = a ? ox_input_transposable(x, 1, &tb) : NULL;
+    Value *c = NULL;
+    if (!b || (ox_has_input(x, 2) && !(c = ox_input(x, 2)))) return;
+    if (ox_rank(a) != 2 || ox_rank(b) != 2) {
+        ox_error(x, "malformed model: Gemm needs rank-2 A and B (ranks %d, %d)", ox_rank(a), ox_rank(b));
+        return;
+    }
+    double alpha = ox_attr_float(x, "alpha", 1.0), beta = ox_attr_float(x, "beta", 1.0);
+    /* A pending Transpose of an operand flips its flag. */
+    ox_set_output(x, 0, gb_matmul(x->g, x->loc, a, b, c, (ox_attr_int(x, "transA", 0) != 0) != ta,
+                                  (ox_attr_int(x, "transB", 0) != 0) != tb, alpha, c ? beta : 0.0));
+}
+
+/* numpy matmul: a 1-D operand gets a unit dim (prepended for a, appended for b) removed afterwards. */
+static void op_matmul(OnnxImport *x) {
+    bool ta, tb;
+    Value *a = ox_input_transposable(x, 0, &ta);
+    Value *b = a ? ox_input_transposable(x, 1, &tb) : NULL;
+    if (!b) return;
+    int ra = ox_rank(a), rb = ox_rank(b);
+    if (ra < 1 || rb < 1 || ra > 4 || rb > 4) {
+        ox_error(x, "unsupported shape: MatMul of ranks %d and %d (1..4 supported)", ra, rb);
+        return;
+    }
+    int64_t one[2] = {1, -1}, col[2] = {-1, 1};
+    int src0[2] = {0, 0};
+    if (ra == 1) a = ox_reshape(x, a, 2, one, src0);
+    if (rb == 1) b = ox_reshape(x, b, 2, col, src0);
+    Value *y = gb_matmul(x->g, x->loc, a, b, NULL, ta, tb, 1.0, 0.0);
+    if (y && (ra == 1 || rb == 1)) {
+        int r = ox_rank(y), n = 0;
+        int64_t dims[ONNX_MAX_RANK];
+        int src[ONNX_MAX_RANK];
+        for (int i = 0; i < r; i++) {
+            if ((ra == 1 && i == r - 2) || (rb == 1 && i == r - 1)) continue;
+            dims[n] = -1;
+            src[n++] = i;
+        }
+        y = ox_reshape(x, y, n, dims, src);
+    }
+    ox_set_output(x, 0, y);
+}
+
+static void softmax(OnnxImport *x, bool log) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    if (r < 1) {
+        ox_error(x, "malformed model: %s of a scalar", x->op);
+        return;
+    }
+    int axis = norm_axis(x, ox_attr_int(x, "axis", x->opset < 13 ? 1 : -1), r, 0, "axis");
+    if (axis >= 0) ox_set_output(x, 0, gb_softmax(x->g, x->loc, v, axis, log, x->opset < 13));
+}
+
+static void op_softmax(OnnxImport *x) { softmax(x, false); }
+static void op_log_softmax(OnnxImport *x) { softmax(x, true); }
+
+/* ---------------------------------------------------------------- conv and pooling */
+
+/* Spatial attributes of Conv / MaxPool / AveragePool for nsp (1 or 2) spatial dims. */
+typedef struct Spatial {
+    int64_t k[2], s[2], d[2], pb[2], pe[2];
+} Spatial;
+
+static bool read_list(OnnxImport *x, const char *name, int n, int64_t dflt, int64_t lo, int64_t *out) {
+    int64_t v[2 * ONNX_MAX_RANK];
+    int got = ox_attr_ints(x, name, v, 2 * ONNX_MAX_RANK);
+    if (got < 0) return false;
+    if (got == 0 && !ox_attr(x, name)) {
+        for (int i = 0; i < n; i++) out[i] = dflt;
+        return true;
+    }
+    if (got != n) return ox_fail(x, "malformed model: %s %s has %d values, expected %d", x->op, name, got, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] > (1 << 20))
+            return ox_fail(x, "unsupported attribute: %s %s=%lld", x->op, name, (long long)v[i]);
+        out[i] = v[i];
+    }
+    return true;
+}
+
+/* Reads kernel_shape (kernel: the kernel's dims when known from the weight, else -1), strides,
+ * dilations, pads and auto_pad. in_dims: the input's spatial dims (-1 when symbolic). */
+static bool spatial_attrs(OnnxImport *x, int nsp, const int64_t *kernel, const int64_t *in_dims, Spatial *sp) {
+    int64_t pads[4];
+    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp->k) || !read_list(x, "strides", nsp, 1, 1, sp->s) ||
+        !read_list(x, "dilations", nsp, 1, 1, sp->d) || !read_list(x, "pads", 2 * nsp, 0, 0, pads))
+        return false;
+    for (int i = 0; i < nsp; i++) {
+        if (kernel && kernel[i] > 0 && sp->k[i] > 0 && kernel[i] != sp->k[i])
+            return ox_fail(x, "malformed model: %s kernel_shape %lld differs from the weight's %lld", x->op,
+                            (long long)sp->k[i], (long long)kernel[i]);
+        if (sp->k[i] < 0) sp->k[i] = kernel ? kernel[i] : -1;
+        if (sp->k[i] < 1) return ox_fail(x, "unsupported shape: %s kernel size is not known", x->op);
+        sp->pb[i] = pads[i];
+        sp->pe[i] = pads[nsp + i];
+    }
+    char buf[32];
+    const char *ap = ox_attr_string(x, "auto_pad", "NOTSET", buf, sizeof buf);
+    if (strcmp(ap, "NOTSET") == 0) return true;
+    if (ox_attr(x, "pads")) {
+        /* The spec forbids both; honour auto_pad as runtimes do only when pads are all zero. */
+        for (int i = 0; i < 2 * nsp; i++)
+            if (pads[i]) return ox_fail(x, "malformed model: %s has both pads and auto_pad=%s", x->op, ap);
+    }
+    if (strcmp(ap, "VALID") == 0) {
+        for (int i = 0; i < nsp; i++) sp->pb[i] = sp->pe[i] = 0;
+        return true;
+    }
+    bool upper = strcmp(ap, "SAME_UPPER") == 0;
+    if (!upper && strcmp(ap, "SAME_LOWER") != 0) return ox_fail(x, "unsupported attribute: %s auto_pad=%s", x->op, ap);
+    for (int i = 0; i < nsp; i++) {
+        if (in_dims[i] < 0)
+            return ox_fail(x, "unsupported attribute: %s auto_pad=%s with a symbolic input size", x->op, ap);
+        int64_t out = (in_dims[i] + sp->s[i] - 1) / sp->s[i];
+        int64_t total = (out - 1) * sp->s[i] + (sp->k[i] - 1) * sp->d[i] + 1 - in_dims[i];
+        if (total < 0) total = 0;
+        int64_t small = total / 2;
+        sp->pb[i] = upper ? small : total - small;
+        sp->pe[i] = total - sp->pb[i];
+    }
+    return true;
+}
+
+/* [N, C, L] -> [N, C, 1, L]: 1-D conv and pooling run as 2-D with a unit height. */
+static Value *add_unit_height(OnnxImport *x, Value *v) {
+    int64_t dims[4] = {-1, -1, 1, -1};
+    int src[4] = {0, 1, 0, 2};
+    return ox_reshape(x, v, 4, dims, src);
+}
+
+static Value *drop_unit_height(OnnxImport *x, Value *v) {
+    int64_t dims[3] = {-1, -1, -1};
+    int src[3] = {0, 1, 3};
+    return v ? ox_reshape(x, v, 3, dims, src) : NULL;
+}
+
+/* Checks a conv/pool input's rank: 3 (1-D) or 4 (2-D). */
+static bool spatial_rank(OnnxImport *x, Value *v) {
+    int r = ox_rank(v);
+    if (r == 3 || r == 4) return true;
+    if (r > 4) return ox_fail(x, "unsupported shape: %s with %d spatial dims", x->op, r - 2);
+    return ox_fail(x, "malformed model: %s input of rank %d", x->op, r);
+}
+
+/* Spatial attributes mapped onto the 2-D op: a 1-D op gets the unit first dim. */
+static void to_2d(int nsp, const Spatial *sp, int k[2], int s[2], int d[2], int pad[4]) {
+    int o = 2 - nsp;
+    k[0] = s[0] = d[0] = 1;
+    pad[0] = pad[2] = 0;
+    for (int i = 0; i < nsp; i++) {
+        k[o + i] = (int)sp->k[i];
+        s[o + i] = (int)sp->s[i];
+        d[o + i] = (int)sp->d[i];
+        pad[o + i] = (int)sp->pb[i];     /* top, left */
+        pad[2 + o + i] = (int)sp->pe[i]; /* bottom, right */
+    }
+}
+
+static void op_conv(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    Value *w = v ? ox_input(x, 1) : NULL;
+    Value *bias = NULL;
+    if (!w || (ox_has_input(x, 2) && !(bias = ox_input(x, 2)))) return;
+    if (!spatial_rank(x, v)) return;
+    int r = ox_rank(v), nsp = r - 2;
+    if (ox_rank(w) != r) {
+        ox_error(x, "malformed model: Conv weight of rank %d for an input of rank %d", ox_rank(w), r);
+        return;
+    }
+    int64_t kernel[2], in[2];
+    for (int i = 0; i < nsp; i++) {
+        kernel[i] = ox_dim(w, 2 + i);
+        in[i] = ox_dim(v, 2 + i);
+    }
+    Spatial sp;
+    if (!spatial_attrs(x, nsp, kernel, in, &sp)) return;
+    int64_t group = ox_attr_int(x, "group", 1);
+    if (group < 1 || group > (1 << 20)) {
+        ox_error(x, "malformed model: Conv group=%lld", (long long)group);
+        return;
+    }
+    GbConv2d a = {.groups = (int)group, .nhwc = false};
+    int k[2];
+    to_2d(nsp, &sp, k, a.stride, a.dilation, a.padding);
+    if (nsp == 1) {
+        v = add_unit_height(x, v);
+        w = add_unit_height(x, w);
+    }
+    Value *y = v && w ? gb_conv2d(x->g, x->loc, v, w, bias, &a) : NULL;
+    ox_set_output(x, 0, nsp == 1 ? drop_unit_height(x, y) : y);
+}
+
+static void pool(OnnxImport *x, bool is_max) {
+    Value *v = ox_input(x, 0);
+    if (!v || !spatial_rank(x, v)) return;
+    if (ox_output_used(x, 1)) {
+        ox_error(x, "unsupported attribute: MaxPool indices output");
+        return;
+    }
+    if (ox_attr_int(x, "storage_order", 0) != 0) {
+        ox_error(x, "unsupported attribute: MaxPool storage_order=1");
+        return;
+    }
+    if (!ox_attr(x, "kernel_shape")) {
+        ox_error(x, "malformed model: %s without kernel_shape", x->op);
+        return;
+    }
+    int nsp = ox_rank(v) - 2;
+    int64_t in[2];
+    for (int i = 0; i < nsp; i++) in[i] = ox_dim(v, 2 + i);
+    Spatial sp;
+    if (!spatial_attrs(x, nsp, NULL, in, &sp)) return;
+    GbPool p = {.max = is_max, .ceil_mode = ox_attr_int(x, "ceil_mode", 0) != 0,
+                .count_include_pad = ox_attr_int(x, "count_include_pad", 0) != 0};
+    to_2d(nsp, &sp, p.kernel, p.stride, p.dilation, p.padding);
+    if (nsp == 1) v = add_unit_height(x, v);
+    Value *y = v ? gb_pool(x->g, x->loc, v, &p) : NULL;
+    ox_set_output(x, 0, nsp == 1 ? drop_unit_height(x, y) : y);
+}
+
+static void op_max_pool(OnnxImport *x) { pool(x, true); }
+static void op_average_pool(OnnxImport *x) { pool(x, false); }
+
+static void global_pool(OnnxImport *x, const char *kind) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    if (r < 3) {
+        ox_error(x, "malformed model: %s input of rank %d", x->op, r);
+        return;
+    }
+    int axes[ONNX_MAX_RANK];
+    for (int i = 2; i < r; i++) axes[i - 2] = i;
+    ox_set_output(x, 0, gb_reduce(x->g, x->loc, kind, v, axes, r - 2, true));
+}
+
+static void op_global_average_pool(OnnxImport *x) { global_pool(x, "mean"); }
+static void op_global_max_pool(OnnxImport *x) { global_pool(x, "max"); }
+
+static void op_batch_norm(OnnxImport *x) {
+    if (x->opset < 7 && ox_attr_int(x, "is_test", 0) == 0) {
+        ox_error(x, "unsupported attribute: BatchNormalization is_test=0 (training)");
+        return;
+    }
+    if (x->opset < 9 && ox_attr_int(x, "spatial", 1) == 0) {
+        ox_error(x, "unsupported attribute: BatchNormalization spatial=0");
+        return;
+    }
+    if (ox_attr_int(x, "training_mode", 0) != 0) {
+        ox_error(x, "unsupported attribute: BatchNormalization training_mode=1");
+        return;
+    }
+    for (int i = 1; i < 5; i++)
+        if (ox_output_used(x, i)) {
+            ox_error(x, "unsupported attribute: BatchNormalization training outputs (mean, var)");
+            return;
+        }
+    Value *in[5];
+    for (int i = 0; i < 5; i++)
+        if (!(in[i] = ox_input(x, i))) return;
+    ox_set_output(x, 0, gb_batch_norm(x->g, x->loc, in[0], in[1], in[2], in[3], in[4],
+                                      ox_attr_float(x, "epsilon", 1e-5)));
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+static void reduce(OnnxImport *x, const char *kind) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    int64_t axes[ONNX_MAX_RANK];
+    int n;
+    bool from_input = x->opset >= 18 || (strcmp(x->op, "ReduceSum") == 0 && x->opset >= 13);
+    if (from_input) n = ox_has_input(x, 1) ? ox_const_ints(x, 1, "axes", axes, ONNX_MAX_RANK) : 0;
+    else n = ox_attr_ints(x, "axes", axes, ONNX_MAX_RANK);
+    if (n < 0) return;
+    if (n == 0 && ox_attr_int(x, "noop_with_empty_axes", 0)) {
+        ox_set_output(x, 0, v);
+        return;
+    }
+    int ax[ONNX_MAX_RANK];
+    if (n == 0) /* no axes: all of them */
+        for (; n < r; n++) ax[n] = n;
+    else
+        for (int i = 0; i < n; i++)
+            if ((ax[i] = norm_axis(x, axes[i], r, 0, "axes")) < 0) return;
+    ox_set_output(x, 0, gb_reduce(x->g, x->loc, kind, v, ax, n, ox_attr_int(x, "keepdims", 1) != 0));
+}
+
+static void op_reduce_mean(OnnxImport *x) { reduce(x, "mean"); }
+static void op_reduce_sum(OnnxImport *x) { reduce(x, "sum"); }
+static void op_reduce_max(OnnxImport *x) { reduce(x, "max"); }
+static void op_reduce_min(OnnxImport *x) { reduce(x, "min"); }
+
+/* ---------------------------------------------------------------- views and shapes */
+
+static void op_flatten(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    int64_t a = ox_attr_int(x, "axis", 1);
+    if (a < -r || a > r) {
+        ox_error(x, "malformed model: Flatten axis=%lld for rank %d", (long long)a, r);
+        return;
+    }
+    ox_set_output(x, 0, gb_flatten(x->g, x->loc, v, (int)(a < 0 ? a + r : a)));
+}
+
+/* A folded integer constant given new dims (Reshape/Squeeze/Unsqueeze of shape arithmetic). */
+static void fold_reshape(OnnxImport *x, const OnnxTensor *t, int rank, const int64_t *dims) {
+    OnnxTensor c = *t;
+    size_t bytes = t->numel * onnx_dtype_size(t->dtype);
+    c.rank = rank;
+    for (int i = 0; i < rank; i++) c.dims[i] = dims[i];
+    c.data = malloc(bytes ? bytes : 1);
+    if (!c.data) {
+        ox_error(x, "out of memory");
+        return;
+    }
+    if (bytes) memcpy(c.data, t->data, bytes);
+    ox_set_folded(x, 0, &c);
+}
+
+/* The dims of input 0: a graph value's (-1 where symbolic) or a folded constant's. */
+static bool input_dims(OnnxImport *x, const OnnxTensor *t, Value *v, int *rank, int64_t *dims) {
+    *rank = t ? t->rank : ox_rank(v);
+    for (int i = 0; i < *rank; i++) dims[i] = t ? t->dims[i] : ox_dim(v, i);
+    return true;
+}
+
+static void op_reshape(OnnxImport *x) {
+    const OnnxTensor *t = int_const(x, 0);
+    Value *v = t ? NULL : ox_input(x, 0);
+    if (!t && !v) return;
+    int64_t shape[ONNX_MAX_RANK];
+    int n = x->opset < 5 ? ox_attr_ints(x, "shape", shape, ONNX_MAX_RANK)
+                         : ox_const_ints(x, 1, "shape", shape, ONNX_MAX_RANK);
+    if (n < 0) return;
+    int r;
+    int64_t in[ONNX_MAX_RANK];
+    input_dims(x, t, v, &r, in);
+    bool allowzero = x->opset >= 14 && ox_attr_int(x, "allowzero", 0) != 0;
+    int64_t dims[ONNX_MAX_RANK];
+    int src[ONNX_MAX_RANK];
+    bool copied[ONNX_MAX_RANK] = {false};
+    int infer = -1;
+    int64_t out_lit = 1;
+    for (int i = 0; i < n; i++) {
+        src[i] = 0;
+        if (shape[i] == 0 && !allowzero) {
+            if (i >= r) {
+                ox_error(x, "malformed model: Reshape copies dim %d of a rank-%d tensor", i, r);
+                return;
+            }
+            dims[i] = in[i] >= 0 ? in[i] : -1;
+            src[i] = i;
+            copied[i] = true;
+            if (in[i] >= 0) out_lit *= in[i];
+        } else if (shape[i] == 0) {
+            ox_error(x, "unsupported shape: Reshape to an empty tensor");
+            return;
+        } else if (shape[i] == -1 && infer < 0) {
+            infer = i;
+        } else if (shape[i] < 1 || shape[i] > ((int64_t)1 << 40)) {
+            ox_error(x, "malformed model: Reshape shape[%d] = %lld", i, (long long)shape[i]);
+            return;
+        } else {
+            dims[i] = shape[i];
+            out_lit *= shape[i];
+        }
+    }
+    if (infer >= 0) {
+        /* -1: the input's element count over the output's known dims. The input's symbolic dims that
+         * are not copied by a 0 must be exactly one, taken over whole. */
+        int64_t in_lit = 1;
+        int nsym = 0, sym_at = -1;
+        for (int i = 0; i < r; i++) {
+            if (in[i] >= 0) in_lit *= in[i];
+            else if (!copied[i]) nsym++, sym_at = i;
+        }
+        if (nsym == 0 && out_lit > 0 && in_lit % out_lit == 0) {
+            dims[infer] = in_lit / out_lit;
+        } else if (nsym == 1 && in_lit == out_lit) {
+            dims[infer] = -1;
+            src[infer] = sym_at;
+        } else {
+            ox_error(x, "unsupported shape: Reshape cannot infer its -1 dim (%s)",
+                     nsym ? "symbolic input dims" : "element counts differ");
+            return;
+        }
+    }
+    if (t) {
+        fold_reshape(x, t, n, dims);
+        return;
+    }
+    ox_set_output(x, 0, ox_reshape(x, v, n, dims, src));
+}
+
+/* The axes of Squeeze/Unsqueeze: an attribute before opset 13, an optional constant input from 13. */
+static int squeeze_axes(OnnxImport *x, int64_t *axes) {
+    if (x->opset >= 13) return ox_has_input(x, 1) ? ox_const_ints(x, 1, "axes", axes, ONNX_MAX_RANK) : 0;
+    return ox_attr_ints(x, "axes", axes, ONNX_MAX_RANK);
+}
+
+static void op_squeeze(OnnxImport *x) {
+    const OnnxTensor *t = int_const(x, 0);
+    Value *v = t ? NULL : ox_input(x, 0);
+    if (!t && !v) return;
+    int64_t axes[ONNX_MAX_RANK], in[ONNX_MAX_RANK], dims[ONNX_MAX_RANK];
+    int src[ONNX_MAX_RANK], r;
+    int n = squeeze_axes(x, axes);
+    if (n < 0) return;
+    input_dims(x, t, v, &r, in);
+    bool drop[ONNX_MAX_RANK] = {false};
+    for (int i = 0; i < n; i++) {
+        int a = norm_axis(x, axes[i], r, 0, "axes");
+        if (a < 0) return;
+        if (in[a] != 1) {
+            if (in[a] < 0) ox_error(x, "unsupported shape: Squeeze of symbolic dim %d", a);
+            else ox_error(x, "malformed model: Squeeze of dim %d, which is not 1", a);
+            return;
+        }
+        drop[a] = true;
+    }
+    for (int i = 0; n == 0 && i < r; i++) drop[i] = in[i] == 1; /* no axes: every literal unit dim */
+    int m = 0;
+    for (int i = 0; i < r; i++)
+        if (!drop[i]) {
+            dims[m] = in[i];
+            src[m++] = i;
+        }
+    if (t) fold_reshape(x, t, m, dims);
+    else ox_set_output(x, 0, ox_reshape(x, v, m, dims, src));
+}
+
+static void op_unsqueeze(OnnxImport *x) {
+    const OnnxTensor *t = int_const(x, 0);
+    Value *v = t ? NULL : ox_input(x, 0);
+    if (!t && !v) return;
+    int64_t axes[ONNX_MAX_RANK], in[ONNX_MAX_RANK], dims[ONNX_MAX_RANK];
+    int src[ONNX_MAX_RANK], r;
+    int n = squeeze_axes(x, axes);
+    if (n < 0) return;
+    input_dims(x, t, v, &r, in);
+    int out = r + n;
+    if (out > ONNX_MAX_RANK) {
+        ox_error(x, "unsupported shape: Unsqueeze to rank %d", out);
+        return;
+    }
+    bool unit[ONNX_MAX_RANK] = {false};
+    for (int i = 0; i < n; i++) {
+        int a = norm_axis(x, axes[i], out, 0, "axes");
+        if (a < 0) return;
+        if (unit[a]) {
+            ox_error(x, "malformed model: Unsqueeze axis %d repeated", a);
+            return;
+        }
+        unit[a] = true;
+    }
+    for (int i = 0, k = 0; i < out; i++) {
+        src[i] = unit[i] ? 0 : k;
+        dims[i] = unit[i] ? 1 : in[k++];
+    }
+    if (t) fold_reshape(x, t, out, dims);
+    else ox_set_output(x, 0, ox_reshape(x, v, out, dims, src));
+}
+
+/* Transpose is a view only when the dims it moves are unit dims (the others keep their order). */
+static void op_transpose(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    int64_t perm[ONNX_MAX_RANK], dims[ONNX_MAX_RANK];
+    int src[ONNX_MAX_RANK];
+    int n = ox_attr_ints(x, "perm", perm, ONNX_MAX_RANK);
+    if (n < 0) return;
+    if (n == 0 && !ox_attr(x, "perm"))
+        for (int i = 0; i < r; i++) perm[n++] = r - 1 - i;
+    if (n != r) {
+        ox_error(x, "malformed model: Transpose perm has %d entries for rank %d", n, r);
+        return;
+    }
+    bool seen[ONNX_MAX_RANK] = {false}, moves = false;
+    int last = -1;
+    char text[64] = "";
+    for (int i = 0; i < r; i++) {
+        size_t len = strlen(text);
+        snprintf(text + len, sizeof text - len, "%s%lld", i ? "," : "", (long long)perm[i]);
+    }
+    for (int i = 0; i < r; i++) {
+        int p = perm[i] >= 0 && perm[i] < r ? (int)perm[i] : -1;
+        if (p < 0 || seen[p]) {
+            ox_error(x, "malformed model: Transpose perm=[%s]", text);
+            return;
+        }
+        seen[p] = true;
+        dims[i] = -1;
+        src[i] = p;
+        if (ox_dim(v, p) == 1) continue;
+        if (p < last) moves = true;
+        last = p;
+    }
+    if (!moves) {
+        ox_set_output(x, 0, ox_reshape(x, v, r, dims, src));
+        return;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "unsupported attribute: Transpose perm=[%s] (moves data)", text);
+    bool last_two = r >= 2 && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+    for (int i = 0; i < r - 2; i++) last_two = last_two && perm[i] == i;
+    if (!last_two) {
+        ox_error(x, "%s", why);
+        return;
+    }
+    ox_set_transposed(x, 0, v, why);
+}
+
+static void op_identity(OnnxImport *x) { pass_through(x); }
+
+static void op_dropout(OnnxImport *x) {
+    if (x->opset < 7 && ox_attr_int(x, "is_test", 0) == 0) {
+        ox_error(x, "unsupported attribute: Dropout is_test=0 (training)");
+        return;
+    }
+    if (ox_has_input(x, 2)) {
+        const OnnxTensor *t = ox_const_input(x, 2, "training_mode");
+        if (!t) return;
+        if (t->numel != 1 || onnx_tensor_get_i64(t, 0) != 0) {
+            ox_error(x, "unsupported attribute: Dropout training_mode=1");
+            return;
+        }
+    }
+    if (ox_output_used(x, 1)) {
+        ox_error(x, "unsupported attribute: Dropout mask output");
+        return;
+    }
+    pass_through(x);
+}
+
+static void op_cast(OnnxImport *x) {
+    int64_t to = ox_attr_int(x, "to", 0);
+    char buf[32];
+    const OnnxTensor *t = int_const(x, 0);
+    if (t) { /* shape arithmetic: integer to integer */
+        if (to != ONNX_DT_INT64 && to != ONNX_DT_INT32) {
+            ox_error(x, "unsupported dtype: Cast of an integer constant to %s", onnx_dtype_describe((int)to, buf, sizeof buf));
+            return;
+        }
+        OnnxTensor c;
+        if (!new_i64(x, &c, t->rank, t->dims)) return;
+        for (size_t i = 0; i < t->numel; i++) set_i64(&c, i, onnx_tensor_get_i64(t, i));
+        ox_set_folded(x, 0, &c);
+        return;
+    }
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    TypeKind k = ir_type_elem(v->type)->kind;
+    int from = k == TY_F32 ? ONNX_DT_FLOAT : k == TY_F16 ? ONNX_DT_FLOAT16 : ONNX_DT_BFLOAT16;
+    if (to != from) {
+        ox_error(x, "unsupported dtype: Cast to %s", onnx_dtype_describe((int)to, buf, sizeof buf));
+        return;
+    }
+    ox_set_output(x, 0, v);
+}
+
+static void op_shape(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    if (!v) return;
+    int r = ox_rank(v);
+    if (!ox_static(v)) {
+        ox_error(x, "unsupported shape: Shape of a tensor with symbolic dims");
+        return;
+    }
+    int64_t start = ox_attr_int(x, "start", 0), end = ox_attr_int(x, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < start ? start : end > r ? r : end;
+    int64_t n = end - start;
+    OnnxTensor t;
+    if (!new_i64(x, &t, 1, &n)) return;
+    for (int64_t i = 0; i < n; i++) set_i64(&t, (size_t)i, ox_dim(v, (int)(start + i)));
+    ox_set_folded(x, 0, &t);
+}
+
+static void op_gather(OnnxImport *x) {
+    const OnnxTensor *data = int_const(x, 0), *idx = int_const(x, 1);
+    if (!data || !idx || data->rank != 1 || idx->rank > 1 || ox_attr_int(x, "axis", 0) != 0) {
+        ox_error(x, "unsupported op: Gather (only of integer constants)");
+        return;
+    }
+    int64_t n = (int64_t)idx->numel;
+    OnnxTensor t;
+    if (!new_i64(x, &t, idx->rank, &n)) return;
+    for (size_t i = 0; i < idx->numel; i++) {
+        int64_t k = onnx_tensor_get_i64(idx, i);
+        if (k < 0) k += (int64_t)data->numel;
+        if (k < 0 || k >= (int64_t)data->numel) {
+            onnx_tensor_free(&t);
+            ox_error(x, "malformed model: Gather index %lld out of range", (long long)onnx_tensor_get_i64(idx, i));
+            return;
+        }
+        set_i64(&t, i, onnx_tensor_get_i64(data, (size_t)k));
+    }
+    ox_set_folded(x, 0, &t);
+}
+
+static void op_concat(OnnxImport *x) {
+    int n = ox_num_inputs(x);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const OnnxTensor *t = int_const(x, i);
+        if (!t || t->rank != 1) {
+            ox_error(x, "unsupported op: Concat (only of integer constants)");
+            return;
+        }
+        total += (int64_t)t->numel;
+    }
+    OnnxTensor out;
+    if (!new_i64(x, &out, 1, &total)) return;
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const OnnxTensor *t = int_const(x, i);
+        for (size_t j = 0; j < t->numel; j++) set_i64(&out, k++, onnx_tensor_get_i64(t, j));
+    }
+    ox_set_folded(x, 0, &out);
+}
+
+/* ---------------------------------------------------------------- the table */
+
+typedef struct OpEntry {
+    const char *name;
+    OxHandler *fn;
+    const char *attrs; /* the attributes the handler reads (or knowingly ignores), space-separated */
+} OpEntry;
+
+/* consumed_inputs: an opset-1 attribute for in-place hints, meaningless for inference. */
+static const OpEntry ops[] = {
+    {"Abs", op_abs, "consumed_inputs"},
+    {"Add", op_add, "broadcast axis consumed_inputs"},
+    {"AveragePool", op_average_pool, "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
+    {"BatchNormalization", op_batch_norm, "consumed_inputs epsilon is_test momentum spatial training_mode"},
+    {"Cast", op_cast, "to saturate"},
+    {"Clip", op_clip, "consumed_inputs max min"},
+    {"Concat", op_concat, "axis"},
+    {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
+    {"Div", op_div, "broadcast axis consumed_inputs"},
+    {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
+    {"Exp", op_exp, "consumed_inputs"},
+    {"Flatten", op_flatten, "axis"},
+    {"Gather", op_gather, "axis"},
+    {"Gelu", op_gelu, "approximate"},
+    {"Gemm", op_gemm, "alpha beta broadcast transA transB"},
+    {"GlobalAveragePool", op_global_average_pool, ""},
+    {"GlobalMaxPool", op_global_max_pool, ""},
+    {"Identity", op_identity, ""},
+    {"LeakyRelu", op_leaky_relu, "alpha consumed_inputs"},
+    {"LogSoftmax", op_log_softmax, "axis"},
+    {"MatMul", op_matmul, ""},
+    {"Max", op_max, "consumed_inputs"},
+    {"MaxPool", op_max_pool, "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"},
+    {"Min", op_min, "consumed_inputs"},
+    {"Mul", op_mul, "broadcast axis consumed_inputs"},
+    {"Neg", op_neg, "consumed_inputs"},
+    {"Pow", op_pow, "broadcast axis"},
+    {"PRelu", op_prelu, "consumed_inputs"},
+    {"ReduceMax", op_reduce_max, "axes keepdims noop_with_empty_axes"},
+    {"ReduceMean", op_reduce_mean, "axes keepdims noop_with_empty_axes"},
+    {"ReduceMin", op_reduce_min, "axes keepdims noop_with_empty_axes"},
+    {"ReduceSum", op_reduce_sum, "axes keepdims noop_with_empty_axes"},
+    {"Relu", op_relu, "consumed_inputs"},
+    {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
+    {"Shape", op_shape, "end start"},
+    {"Sigmoid", op_sigmoid, "consumed_inputs"},
+    {"Softmax", op_softmax, "axis"},
+    {"Sqrt", op_sqrt, "consumed_inputs"},
+    {"Squeeze", op_squeeze, "axes"},
+    {"Sub", op_sub, "broadcast axis consumed_inputs"},
+    {"Sum", op_sum, "consumed_inputs"},
+    {"Tanh", op_tanh, "consumed_inputs"},
+    {"Transpose", op_transpose, "perm"},
+    {"Unsqueeze", op_unsqueeze, "axes"},
+};
+
+OxHandler *ox_find_handler(const char *op_type, const char **attrs) {
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(ops[i].name, op_type) == 0) {
+            *attrs = ops[i].attrs;
+            return ops[i].fn;
+        }
+    return NULL;
+}
