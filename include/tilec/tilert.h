@@ -185,4 +185,7 @@ TlrtStatus tlrt_plan_output(TlrtPlan *p, const char *name, TlrtView *out);
 TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size_t bytes);
 /* Number of kernel launches per run (for tools and tests: fused vs unfused kernel counts). */
 int tlrt_plan_launch_count(const TlrtPlan *p);
+/* Number of `prepare` launches (docs/graphs.md section 7: BatchNorm folding and other param-only ops),
+ * run once after the params are bound, not on every run. */
+int tlrt_plan_prepare_count(const TlrtPlan *p);
 #endif
