@@ -105,6 +105,8 @@ static XXH128_canonical_t key_hash(const char *filename, bool is_ir, const char 
     put_int(st, 'g', opt->debug);
     put_int(st, 'm', opt->fma);
     put_int(st, 'w', opt->num_warps);
+    put_int(st, 'u', opt->no_fuse);     /* fusion flags: a fused entry must never answer an unfused request */
+    put_int(st, 'b', opt->no_fold_bn);
     put_str(st, 'p', opt->passes);
     put_str(st, 'x', opt->disable_passes);
     put_str(st, 'o', opt->only);

@@ -12,6 +12,8 @@
 #include "driver/cache.h"
 #include "driver/link_host.h"
 #include "driver/graph_plan.h"
+#include "driver/graph_report.h"
+#include "passes/graph_passes.h"
 #include "onnx/onnx_import.h"
 #include <time.h>
 
@@ -100,6 +102,30 @@ static bool lowers_graphs(const IrModule *m, const char *only) {
     return false;
 }
 
+/* The graph passes of docs/graphs.md section 7 on every graph of m, with what the user asked to see of
+ * them (--print-graph, --remarks, --report=traffic). Returns false after an error. */
+static bool run_graph_passes(IrModule *m, const TlCompileOptions *opt, DiagEngine *d, FILE *dout) {
+    for (Func *g = m->first; g; g = g->next) {
+        if (g->kind != FUNC_GRAPH) continue;
+        /* One kernel per op, whatever `group`s a .tir graph arrives with. */
+        int unfused = 0;
+        for (Op *op = g->body.block->first; op; op = op->next)
+            unfused += op->kind != OP_RETURN && !graph_op_is_free(op);
+        GrTotals base;
+        if (opt->report_traffic && !gr_unfused_totals(g, opt->dims, opt->mcpu, d, &base)) return false;
+        if (opt->print_graph) gr_print_graph(g, "before fold-bn, fuse", opt->print_locations, dout);
+        if (!opt->no_fold_bn) pass_fold_bn(g, d, opt->remarks);
+        if (!opt->no_fuse) pass_fuse(g, d, opt->remarks);
+        if (opt->print_graph) {
+            int prepare, fused = graph_kernel_count(g, &prepare);
+            gr_print_graph(g, "after fold-bn, fuse", opt->print_locations, dout);
+            fprintf(dout, "// @%s: %d kernels unfused, %d fused (+%d prepare)\n", g->name, unfused, fused, prepare);
+        }
+        if (opt->report_traffic && !gr_traffic_report(g, opt->dims, opt->mcpu, &base, d, dout)) return false;
+    }
+    return true;
+}
+
 static char *finish(StrBuf *sb, size_t *out_len) {
     if (out_len) *out_len = sb->len;
     char *s = sb->data ? sb->data : xstrdup("");
@@ -130,7 +156,11 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
      * none of the compilation's diagnostics (warnings, remarks) are printed again; a request to see
      * the pipeline (--print-*, --time-passes) skips the lookup and refreshes the entry. */
     char cache_key_hex[CACHE_KEY_HEX];
-    const char *cache_dir = opt->cache_dir && emits_code(opt->emit) && cache_open_dir(opt->cache_dir, d) ? opt->cache_dir : NULL;
+    /* The key covers --no-fuse and --no-fold-bn (driver/cache.c); --print-graph and --report print what
+     * a compilation does, so they bypass the lookup like the --print-* dumps. */
+    bool graph_flags = opt->print_graph || opt->report_traffic;
+    const char *cache_dir = opt->cache_dir && emits_code(opt->emit) && !graph_flags && cache_open_dir(opt->cache_dir, d)
+                                ? opt->cache_dir : NULL;
     if (cache_dir) {
         cache_key(filename, is_ir, text, len, opt, cache_key_hex);
         bool dumps = opt->print_before || opt->print_after || opt->print_after_all || opt->time_passes;
@@ -198,9 +228,31 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         }
         /* The round-trip rule (print(parse(print(M))) == print(M)); the pass manager checks it after each pass. */
         if (opt->check_roundtrip && !pass_check_roundtrip(m, is_ir ? "after parsing" : "after the frontend", d)) goto done;
+        /* IR text printed back (--emit=ir on .tir) runs no graph pass unless one is to be shown, like
+         * the tile passes (opt's rule): a .tir file is printed as written. */
+        bool graph_passes = !is_ir || opt->emit != TL_EMIT_IR || opt->print_graph || opt->report_traffic;
+        if (graph_passes && lowers_graphs(m, NULL)) {
+            double tg = now_ms();
+            if (!run_graph_passes(m, opt, d, dout)) goto done;
+            if (opt->time_passes) fprintf(dout, "graph passes (fold-bn, fuse): %.3f ms\n", now_ms() - tg);
+            if (opt->verify_each && ir_verify_module(m, d)) {
+                diag_error(d, NOLOC, "IR invalid after the graph passes");
+                goto done;
+            }
+            if (opt->check_roundtrip && !pass_check_roundtrip(m, "after the graph passes", d)) goto done;
+        }
+        if (opt->emit == TL_EMIT_DOT) {
+            if (!lowers_graphs(m, NULL)) diag_error(d, NOLOC, "--emit=dot: the input has no graph");
+            gr_emit_dot(m, &sb);
+            goto emitted;
+        }
+        if (opt->report_traffic && !lowers_graphs(m, NULL)) {
+            diag_error(d, NOLOC, "--report=traffic: the input has no graph");
+            goto done;
+        }
         if (emits_code(opt->emit) || opt->emit == TL_EMIT_PLAN) {
             double tg = now_ms();
-            int n = gp_lower_module(m, opt->only, d, &plan);
+            int n = gp_lower_module(m, opt->only, opt->remarks, d, &plan);
             if (opt->time_passes) fprintf(dout, "graph lowering: %.3f ms\n", now_ms() - tg);
             if (n < 0) goto done;
             if (n > 0 && opt->verify_each && ir_verify_module(m, d)) {

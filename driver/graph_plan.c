@@ -54,17 +54,26 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
     StrBuf key = {0};
     sb_puts(&key, decl);
     for (int i = 0; i < n; i++) sb_printf(&key, ";%s=%s", names[i], values[i]);
+    /* Only the anchor's own kernel (its first request) is the fused one. */
+    GpFuse *fu = g->fuse && !g->fuse->fresh && !g->fuse->reused ? g->fuse : NULL;
+    /* A fused instance is keyed by the anchor's consts and its chain, and named after both. */
+    const char *iname = decl;
+    if (fu) {
+        sb_printf(&key, "|%s", fu->key);
+        iname = arena_printf(g->a, "%s%s", decl, fu->suffix);
+    }
     int same_decl = 0;
     for (int i = 0; i < s->instances.len; i++) {
         GpInstance *in = s->instances.items[i];
         if (!strcmp(in->key, sb_str(&key))) {
             sb_free(&key);
+            if (fu) fu->reused = in->func;
             return in->func;
         }
-        same_decl += !strcmp(in->decl, decl);
+        same_decl += !strcmp(in->decl, iname);
     }
-    const char *name = arena_printf(g->a, "%s__%d", decl, same_decl);
-    while (ir_func_find(g->m, name)) name = arena_printf(g->a, "%s__%d", decl, ++same_decl);
+    const char *name = arena_printf(g->a, "%s__%d", iname, same_decl);
+    while (ir_func_find(g->m, name)) name = arena_printf(g->a, "%s__%d", iname, ++same_decl);
     SemaDefine *defs = arena_calloc(g->a, (size_t)n + 1, sizeof *defs);
     for (int i = 0; i < n; i++) defs[i] = (SemaDefine){names[i], values[i]};
     Func *f = sema_instantiate(g->m, &s->prog, decl, name, defs, n, g->d);
@@ -74,6 +83,13 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
         sb_free(&key);
         return NULL;
     }
+    if (fu) {
+        fu->fresh = f;
+        fu->fresh_decl = iname;
+        fu->fresh_key = arena_strdup(g->a, sb_str(&key));
+        sb_free(&key);
+        return f;
+    }
     GpInstance *in = arena_alloc(g->a, sizeof *in);
     in->decl = arena_strdup(g->a, decl);
     in->key = arena_strdup(g->a, sb_str(&key));
@@ -81,6 +97,19 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
     ptrvec_push(&s->instances, in);
     sb_free(&key);
     return f;
+}
+
+void gp_kernel_commit(GpGraph *g) {
+    GpFuse *fu = g->fuse;
+    GpInstance *in = arena_alloc(g->a, sizeof *in);
+    in->decl = fu->fresh_decl;
+    in->key = fu->fresh_key;
+    in->func = fu->fresh;
+    ptrvec_push(&g->std->instances, in);
+}
+
+void gp_kernel_discard(GpGraph *g) {
+    if (g->fuse && g->fuse->fresh) ir_func_remove(g->m, g->fuse->fresh);
 }
 
 int64_t gp_kconst(GpGraph *g, Func *k, const char *name, SrcLoc loc) {
@@ -200,7 +229,7 @@ static bool bind_outputs(GpGraph *g, Op *ret, const char ***names, int **outs, i
         if (t < 0) return false;
         GpTensor *x = gp_t(g, t);
         GpTensorKind root = x->kind == GP_ALIAS ? gp_t(g, x->source)->kind : x->kind;
-        if (root == GP_INPUT || root == GP_PARAM) t = gp_copy(g, t, name, ret->loc);
+        if (root == GP_INPUT || root == GP_PARAM || root == GP_PBUFFER) t = gp_copy(g, t, name, ret->loc);
         if (t < 0) return false;
         (*outs)[i] = t;
     }
@@ -220,7 +249,7 @@ static bool lower_graph(GpGraph *g, StrBuf *sb) {
             return false;
         }
         /* Later ops would only repeat the error through their operands. */
-        if (!gp_lower_op(g, op)) return false;
+        if (!gp_lower_grouped(g, op)) return false;
     }
     const char **names;
     int *outs, n;
@@ -238,9 +267,10 @@ static void free_graph(GpGraph *g) {
     ptrvec_free(&g->defs);
     ptrvec_free(&g->def_names);
     ptrvec_free(&g->checks);
+    ptrvec_free(&g->done);
 }
 
-int gp_lower_module(IrModule *m, const char *only, DiagEngine *d, StrBuf *plan) {
+int gp_lower_module(IrModule *m, const char *only, bool remarks, DiagEngine *d, StrBuf *plan) {
     PtrVec graphs = {0};
     for (Func *f = m->first; f; f = f->next)
         if (f->kind == FUNC_GRAPH) ptrvec_push(&graphs, f);
@@ -254,7 +284,7 @@ int gp_lower_module(IrModule *m, const char *only, DiagEngine *d, StrBuf *plan) 
     for (int i = 0; i < graphs.len && !std.failed; i++) {
         Func *f = graphs.items[i];
         if (!only || !strcmp(f->name, only)) {
-            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f};
+            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f, .remarks = remarks};
             lowered += lower_graph(&g, plan);
             free_graph(&g);
         }

@@ -14,6 +14,7 @@
  * the other graphs are dropped unlowered. The embedded std sources (driver/std_sources.h) are parsed once
  * per call, and only when a graph is to be lowered, each under its own file name for diagnostics. Returns
  * the number of graphs lowered (0 and m untouched when it has no graph), or -1 after reporting every error to d at the graph op (or the std
- * source) concerned; m must then be discarded. */
-int gp_lower_module(IrModule *m, const char *only, DiagEngine *d, StrBuf *plan);
+ * source) concerned; m must then be discarded. remarks: report (as remarks) each fused group that the
+ * lowering had to split back into one kernel per op. */
+int gp_lower_module(IrModule *m, const char *only, bool remarks, DiagEngine *d, StrBuf *plan);
 #endif

@@ -5,6 +5,8 @@
  *   graph_plan_expr.c     shape expressions as plan text (products, cdiv), folded where literal
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
  *   graph_plan_print.c    checking launches against their kernels; the plan text
+ *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
+ *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
  * launches whose arguments name tensors by index. Everything lives in one arena per gp_lower_module
@@ -18,7 +20,8 @@
 #define GP_MAX_RANK 8
 #define GP_ELEMWISE_RANK 6
 
-typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS } GpTensorKind;
+/* PBUFFER: a prepare's result, device memory that persists across runs (docs/graphs.md section 7). */
+typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS, GP_PBUFFER } GpTensorKind;
 
 typedef struct GpTensor {
     GpTensorKind kind;
@@ -49,7 +52,30 @@ typedef struct GpLaunch {
     GpArg *args;
     int nargs, cap;
     SrcLoc loc;           /* the graph op */
+    bool prepare;         /* a `prepare` record: run once after the params are bound */
 } GpLaunch;
+
+/* One pointwise consumer of a fused group, as graph_epilogue.c builds it. */
+typedef enum GpStepKind { GP_STEP_UNARY, GP_STEP_BINARY, GP_STEP_BN } GpStepKind;
+typedef struct GpStep {
+    GpStepKind kind;
+    int code;             /* UNARY, BINARY: std_unary / std_binary's OP code */
+    double a0, a1;        /* UNARY: alpha, beta; BN: a0 = eps */
+    bool chain_rhs;       /* BINARY: the chain value is the right operand (sub, div, pow are not commutative) */
+    int side;             /* BINARY: its side input; BN: the first of gamma, beta, mean, var */
+} GpStep;
+
+/* A fused group while its anchor is lowered (graph_plan_fuse.c): gp_kernel then makes a fresh instance
+ * (or finds an equal fused one), and gp_result_buffer names the anchor's buffer after the group's last
+ * result and binds that value to it too. */
+typedef struct GpFuse {
+    Value *anchor, *last;
+    const char *suffix;   /* kernel name suffix: "_relu", "_add_relu" ... */
+    const char *key;      /* the chain, part of the instance key */
+    Func *fresh;          /* set by gp_kernel: a new instance, to be spliced, then committed or discarded */
+    const char *fresh_decl, *fresh_key;
+    Func *reused;         /* set by gp_kernel: an equal fused instance made before */
+} GpFuse;
 
 typedef struct GpStd GpStd;
 
@@ -68,6 +94,10 @@ typedef struct GpGraph {
     PtrVec def_names;
     PtrVec checks;        /* const char*: "EXPR EXPR" */
     int next_temp;        /* t0, t1 ... for values without a usable name */
+    GpFuse *fuse;         /* non-NULL while a group's anchor is lowered */
+    bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
+    PtrVec done;          /* Op*: group members already lowered with their anchor */
+    bool remarks;         /* --remarks: say when a fused group is split back (graph_plan_fuse.c) */
 } GpGraph;
 
 /* --- graph_plan.c ----------------------------------------------------------------------------- */
@@ -76,6 +106,10 @@ typedef struct GpGraph {
  * an error. */
 Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
                 SrcLoc loc);
+/* The fused instance g->fuse->fresh, spliced: shared from now on by equal groups (commit), or removed from
+ * the module after a fallback (discard). */
+void gp_kernel_commit(GpGraph *g);
+void gp_kernel_discard(GpGraph *g);
 /* An integer const of an instance (its value after defaults): BLOCK sizes for grids. Reports an internal
  * error at loc and returns 0 when k has no such integer const. */
 int64_t gp_kconst(GpGraph *g, Func *k, const char *name, SrcLoc loc);
@@ -137,6 +171,25 @@ bool gp_lower_op(GpGraph *g, Op *op);
 /* The identity launch that copies tensor src into a fresh buffer (an output that is an input or a
  * param, or an alias of one); returns the buffer, -1 after an error. */
 int gp_copy(GpGraph *g, int src, const char *hint, SrcLoc loc);
+
+/* The pointwise step of a graph.unary, graph.binary or graph.batch_norm (kind, code, constants; chain_rhs
+ * and side are the caller's). false after reporting a bad attribute at op. */
+bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s);
+
+/* --- graph_plan_fuse.c ------------------------------------------------------------------------ */
+/* Lowers op: alone (a prepare when its operands are all params or pbuffers), or, when it is the first op
+ * of a `group`, the whole group as one kernel (falling back to one kernel per op where the views of a side
+ * input cannot follow the anchor's output view). Later members of a lowered group are skipped. false after
+ * reporting at the op. */
+bool gp_lower_grouped(GpGraph *g, Op *op);
+
+/* --- graph_epilogue.c ------------------------------------------------------------------------- */
+/* Splices steps into kernel k at every view_store to its view parameter out: the stored value (through
+ * T) goes through the steps in f32 and is stored rounded to T. nsides view parameters of out's rank
+ * (element side_elems[i], declared with out's view_dims) are appended to k and loaded at each store's
+ * indices and mask. false (k untouched) when out is not a view parameter that k stores to. */
+bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,
+                 int nsides);
 
 /* --- graph_plan_print.c ----------------------------------------------------------------------- */
 /* Checks every launch's arguments against its kernel's parameters (count, view ranks, scalar types): a

@@ -379,6 +379,75 @@ static bool lower_pool(GpGraph *g, Op *op) {
     return true;
 }
 
+bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s) {
+    memset(s, 0, sizeof *s);
+    switch (op->kind) {
+    case OP_G_UNARY:
+        s->kind = GP_STEP_UNARY;
+        s->code = attr_kind(g, op, unary_kinds, (int)(sizeof unary_kinds / sizeof *unary_kinds));
+        return s->code >= 0 && attr_f64(g, op, "alpha", 0.0, &s->a0) && attr_f64(g, op, "beta", 0.0, &s->a1);
+    case OP_G_BINARY:
+        s->kind = GP_STEP_BINARY;
+        s->code = attr_kind(g, op, binary_kinds, (int)(sizeof binary_kinds / sizeof *binary_kinds));
+        return s->code >= 0;
+    case OP_G_BATCH_NORM:
+        s->kind = GP_STEP_BN;
+        return need_attr(g, op, "eps", "a number") && attr_f64(g, op, "eps", 1e-5, &s->a0);
+    default:
+        diag_error(g->d, op->loc, "internal error: '%s' is not a pointwise op", op_name(op));
+        return false;
+    }
+}
+
+/* graph.bn_fold_weight(w, gamma, var): std_bn_fold_weight on w and the result viewed as [K, L]. */
+static bool lower_bn_fold_w(GpGraph *g, Op *op) {
+    double eps;
+    if (!need_attr(g, op, "eps", "a number") || !attr_f64(g, op, "eps", 1e-5, &eps)) return false;
+    int w = operand(g, op, 0, 1, GP_MAX_RANK), gamma = w < 0 ? -1 : operand(g, op, 1, 1, 1);
+    int var = gamma < 0 ? -1 : operand(g, op, 2, 1, 1);
+    const char *T = var < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    Func *k = gp_kernel(g, "std_bn_fold_weight", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpTensor *Y = gp_t(g, y);
+    const char *kl[2] = {Y->dims[0], gp_prod(g, Y->dims, 1, Y->rank)};
+    int wv = gp_reshape(g, w, 2, kl, hint(g, w, "kl")), yv = gp_reshape(g, y, 2, kl, hint(g, y, "kl"));
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, kl[1], block), kl[0], "1", op->loc);
+    gp_arg_view(g, l, wv, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, gamma, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, var, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+    gp_arg_f32(g, l, eps);
+    return true;
+}
+
+/* graph.bn_fold_bias([b,] gamma, beta, mean, var): std_bn_fold_bias; without b, HAS_B = false and gamma
+ * stands in for the b it does not read (a prepare may only name params and pbuffers, so no zero buffer). */
+static bool lower_bn_fold_b(GpGraph *g, Op *op) {
+    double eps;
+    if (!need_attr(g, op, "eps", "a number") || !attr_f64(g, op, "eps", 1e-5, &eps)) return false;
+    int n = op->num_operands, in[5];
+    for (int i = 0; i < n; i++)
+        if ((in[i] = operand(g, op, i, 1, 1)) < 0) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, 1) : -1;
+    if (y < 0) return false;
+    bool has_b = n == 5;
+    const char *values[] = {T, has_b ? "true" : "false"};
+    Func *k = gp_kernel(g, "std_bn_fold_bias", (const char *[]){"T", "HAS_B"}, values, 2, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    const int *stats = has_b ? in + 1 : in;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_t(g, y)->dims[0], block), "1", "1", op->loc);
+    gp_arg_view(g, l, has_b ? in[0] : stats[0], NULL, 0, NULL, 0);
+    for (int i = 0; i < 4; i++) gp_arg_view(g, l, stats[i], NULL, 0, NULL, 0);
+    gp_arg_view(g, l, y, NULL, 0, NULL, 0);
+    gp_arg_f32(g, l, eps);
+    return true;
+}
+
 /* A reshape is no launch: an alias of the operand's storage. */
 static bool lower_reshape(GpGraph *g, Op *op) {
     int x = operand(g, op, 0, 1, GP_MAX_RANK);
@@ -412,6 +481,8 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_SOFTMAX: return lower_softmax(g, op);
     case OP_G_POOL: return lower_pool(g, op);
     case OP_G_RESHAPE: return lower_reshape(g, op);
+    case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
+    case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

@@ -97,17 +97,25 @@ void gp_print(GpGraph *g, const char *const *out_names, const int *outs, int nou
             sb_printf(sb, "buffer %s %s ", t->name, t->dtype);
             put_dims(sb, t->dims, t->rank);
             sb_puts(sb, t->zero ? " zero\n" : " -\n");
+        } else if (t->kind == GP_PBUFFER) {
+            sb_printf(sb, "pbuffer %s %s ", t->name, t->dtype);
+            put_dims(sb, t->dims, t->rank);
+            sb_putc(sb, '\n');
         } else if (t->kind == GP_ALIAS) {
             sb_printf(sb, "alias %s %s ", t->name, gp_t(g, t->source)->name);
             put_dims(sb, t->dims, t->rank);
             sb_putc(sb, '\n');
         }
     }
-    for (int i = 0; i < g->launches.len; i++) {
-        GpLaunch *l = g->launches.items[i];
-        sb_printf(sb, "launch %s %s %s %s %d\n", l->kernel->name, l->grid[0], l->grid[1], l->grid[2], l->nargs);
-        for (int k = 0; k < l->nargs; k++) put_arg(g, &l->args[k], sb);
-    }
+    /* The prepares first (they run before the first launch), each group in lowering order. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < g->launches.len; i++) {
+            GpLaunch *l = g->launches.items[i];
+            if (l->prepare != (pass == 0)) continue;
+            sb_printf(sb, "%s %s %s %s %s %d\n", l->prepare ? "prepare" : "launch", l->kernel->name, l->grid[0], l->grid[1],
+                      l->grid[2], l->nargs);
+            for (int k = 0; k < l->nargs; k++) put_arg(g, &l->args[k], sb);
+        }
     for (int i = 0; i < nouts; i++) sb_printf(sb, "output %s %s\n", out_names[i], gp_t(g, outs[i])->name);
     sb_puts(sb, "endgraph\n");
 }

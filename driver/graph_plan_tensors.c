@@ -110,8 +110,12 @@ int gp_result_buffer(GpGraph *g, Value *v, SrcLoc loc) {
     const char *dtype = gp_dtype(g, v->type, loc);
     const char **dims = dtype ? gp_type_dims(g, v->type, loc) : NULL;
     if (!dims) return -1;
-    int t = gp_add_tensor(g, GP_BUFFER, unique_name(g, v->name), dtype, v->type->rank, dims);
+    /* A fused group's anchor writes the group's result: the buffer is the last member's. */
+    Value *last = g->fuse && g->fuse->anchor == v ? g->fuse->last : NULL;
+    int t = gp_add_tensor(g, g->prepare ? GP_PBUFFER : GP_BUFFER, unique_name(g, last ? last->name : v->name), dtype,
+                          v->type->rank, dims);
     gp_bind_value(g, v, t);
+    if (last) gp_bind_value(g, last, t);
     return t;
 }
 
@@ -161,6 +165,7 @@ GpLaunch *gp_launch(GpGraph *g, Func *k, const char *gx, const char *gy, const c
     l->grid[1] = gy;
     l->grid[2] = gz;
     l->loc = loc;
+    l->prepare = g->prepare;
     ptrvec_push(&g->launches, l);
     return l;
 }

@@ -579,6 +579,33 @@ static bool rank_of(Verifier *v, Op *op, const Type *t, const char *what, int lo
     return false;
 }
 
+/* Dim 0 of two tensor types, when both are literal and differ (symbols are the builder's business:
+ * fold-bn only pairs tensors the builder already checked). */
+static bool dim0_differs(const Type *a, const Type *b) {
+    return !(a->sym && a->sym[0]) && !(b->sym && b->sym[0]) && a->dims[0] != b->dims[0];
+}
+
+/* graph.bn_fold_weight(w, gamma, var) -> w's type; graph.bn_fold_bias([b,] gamma, beta, mean, var) -> [K]
+ * (docs/graphs.md section 7): the per-channel operands are [K] with K = dim 0 of w and the result. */
+static void check_bn_fold(Verifier *v, Op *op) {
+    bool weight = op->kind == OP_G_BN_FOLD_W;
+    if (weight && !rank_of(v, op, OPND(0), "weight", 1, 8)) return;
+    for (int i = weight ? 1 : 0; i < op->num_operands; i++)
+        if (!rank_of(v, op, OPND(i), "per-channel operand", 1, 1)) return;
+    if (RES(0) != OPND(0)) {
+        ERR("'%s' result must have the type of operand #0 %s, got %s", NAME, T(OPND(0)), T(RES(0)));
+        return;
+    }
+    for (int i = 1; i < op->num_operands; i++)
+        if (dim0_differs(OPND(0), OPND(i))) {
+            ERR("'%s' operand #%d %s does not have dim 0 of operand #0 %s", NAME, i, T(OPND(i)), T(OPND(0)));
+            return;
+        }
+    const Attr *eps = ir_op_attr(op, "eps");
+    if (!attr_is(eps, ATTR_FLOAT) || !(eps->f >= 0) || eps->f > 1e300)
+        ERR("'%s' needs a float attribute 'eps' >= 0 (finite)", NAME);
+}
+
 static void check_graph(Verifier *v, Op *op) {
     static const char *const unary[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
                                         "tanh", "neg", "abs", "exp", "sqrt", "identity", NULL};
@@ -649,8 +676,12 @@ static void check_graph(Verifier *v, Op *op) {
             kind_attr(v, op, "ceil_mode", ATTR_BOOL, "a bool"))
             kind_attr(v, op, "count_include_pad", ATTR_BOOL, "a bool");
         break;
+    case OP_G_BN_FOLD_W:
+    case OP_G_BN_FOLD_B: check_bn_fold(v, op); break;
     default: break; /* graph.reshape: no attributes */
     }
+    /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */
+    if (ir_op_attr(op, "group")) int_attr_in(v, op, "group", 0, INT32_MAX, NULL);
 }
 
 static void check_custom(Verifier *v, Op *op) {

@@ -31,14 +31,22 @@ static void plan_free(TlrtPlan *p) {
     free(p->bind);
     free(p->vals);
     free(p->shapes);
+    free(p->next_vals);
+    free(p->next_shapes);
     free(p->data);
     free(p->owned);
-    free(p->keep);
+    free(p->held);
     free(p->bound);
     free(p->args);
     free(p->arg0);
     free(p->grids);
     free(p->skip);
+    free(p->pargs);
+    free(p->pargs_done);
+    free(p->parg0);
+    free(p->pgrids);
+    free(p->pgrids_done);
+    free(p->pskip);
     rt_plan_def_free(&p->own);
     free(p);
 }
@@ -58,31 +66,36 @@ static TlrtStatus plan_new(TlrtModule *m, const RtPlanDef *def, RtPlanDef *own, 
         def = &p->own;
     }
     p->def = def;
-    size_t nt = (size_t)def->ntensors, nl = (size_t)def->nlaunches, na = 0;
+    size_t nt = (size_t)def->ntensors, nl = (size_t)def->nlaunches, np = (size_t)def->nprepares, na = 0, npa = 0;
     for (int i = 0; i < def->nlaunches; i++) na += (size_t)def->launches[i].nargs;
+    for (int i = 0; i < def->nprepares; i++) npa += (size_t)def->prepares[i].nargs;
     p->bind = zalloc(nt, sizeof *p->bind);
     p->vals = zalloc((size_t)def->nsyms, sizeof *p->vals);
     p->shapes = zalloc(nt, sizeof *p->shapes);
+    p->next_vals = zalloc((size_t)def->nsyms, sizeof *p->next_vals);
+    p->next_shapes = zalloc(nt, sizeof *p->next_shapes);
     p->data = zalloc(nt, sizeof *p->data);
     p->owned = zalloc(nt, sizeof *p->owned);
-    p->keep = zalloc(nt, sizeof *p->keep);
+    p->held = zalloc(nt, sizeof *p->held);
     p->bound = zalloc(nt, sizeof *p->bound);
     p->args = zalloc(na, sizeof *p->args);
     p->arg0 = zalloc(nl, sizeof *p->arg0);
     p->grids = zalloc(nl, sizeof *p->grids);
     p->skip = zalloc(nl, sizeof *p->skip);
-    if (!p->bind || !p->vals || !p->shapes || !p->data || !p->owned || !p->keep || !p->bound || !p->args || !p->arg0 ||
-        !p->grids || !p->skip) {
+    p->pargs = zalloc(npa, sizeof *p->pargs);
+    p->pargs_done = zalloc(npa, sizeof *p->pargs_done);
+    p->parg0 = zalloc(np, sizeof *p->parg0);
+    p->pgrids = zalloc(np, sizeof *p->pgrids);
+    p->pgrids_done = zalloc(np, sizeof *p->pgrids_done);
+    p->pskip = zalloc(np, sizeof *p->pskip);
+    if (!p->bind || !p->vals || !p->shapes || !p->next_vals || !p->next_shapes || !p->data || !p->owned || !p->held ||
+        !p->bound || !p->args || !p->arg0 || !p->grids || !p->skip || !p->pargs || !p->pargs_done || !p->parg0 || !p->pgrids ||
+        !p->pgrids_done || !p->pskip) {
         plan_free(p);
         return rt_fail(m->ctx, TLRT_ERR_NOMEM, "out of memory creating a plan");
     }
     for (int i = 0, a = 0; i < def->nlaunches; a += def->launches[i].nargs, i++) p->arg0[i] = a;
-    /* the buffers an output reaches (through aliases) outlive the run */
-    for (int i = 0; i < def->noutputs; i++) {
-        int t = def->outputs[i].tensor;
-        while (def->tensors[t].kind == RT_PLAN_ALIAS) t = def->tensors[t].source;
-        if (def->tensors[t].kind == RT_PLAN_BUFFER) p->keep[t] = true;
-    }
+    for (int i = 0, a = 0; i < def->nprepares; a += def->prepares[i].nargs, i++) p->parg0[i] = a;
     *out = p;
     return TLRT_OK;
 }
@@ -164,6 +177,8 @@ TlrtStatus tlrt_plan_tensor_info(const TlrtPlan *p, int kind, int i, TlrtPlanTen
 }
 
 int tlrt_plan_launch_count(const TlrtPlan *p) { return p ? p->def->nlaunches : 0; }
+
+int tlrt_plan_prepare_count(const TlrtPlan *p) { return p ? p->def->nprepares : 0; }
 
 /* ---- binding */
 
@@ -248,6 +263,7 @@ TlrtStatus tlrt_plan_bind_param(TlrtPlan *p, const char *name, const void *host,
     b->bound = true;
     memset(b->sizes, 0, sizeof b->sizes);
     memcpy(b->sizes, sizes, (size_t)rank * sizeof *sizes);
+    p->prepared = false; /* the next run prepares again, even if the new memory has the old address */
     return TLRT_OK;
 }
 

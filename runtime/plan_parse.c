@@ -4,11 +4,12 @@
  *
  * What is checked here, so that a plan that loads can only fail at run time on values: every name
  * is declared once and before its use (symbols by `sym`/`def`, tensors by `input`/`param`/`buffer`/
- * `alias`), every EXPR parses, ranks are 1..8, a perm is a permutation of the tensor's dims, a shape
- * has at least the rank it broadcasts, a launch is followed by exactly NARGS `arg` lines, every `sym`
- * is bound by a dim of an input or param, and there is at least one output. Against the module
- * (rt_plan_check_kernels): each launch names a kernel, with its number of parameters, and each arg
- * fits its parameter. */
+ * `alias`/`pbuffer`), every EXPR parses, ranks are 1..8, a perm is a permutation of the tensor's dims, a
+ * shape has at least the rank it broadcasts, a launch or prepare is followed by exactly NARGS `arg` lines,
+ * the prepares come before the first launch and their views name params and pbuffers (or aliases of
+ * them) only, every `sym` is bound by a dim of an input or param, and there is at least one output.
+ * Against the module (rt_plan_check_kernels): each launch and prepare names a kernel, with its number of
+ * parameters, and each arg fits its parameter. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -141,17 +142,19 @@ static bool new_tensor_name(const RtPlanDef *g, int line, const char *rec, const
     return true;
 }
 
-/* input|param NAME DTYPE DIMS, buffer NAME DTYPE DIMS zero|-, alias NAME SOURCE DIMS */
+/* input|param|pbuffer NAME DTYPE DIMS, buffer NAME DTYPE DIMS zero|-, alias NAME SOURCE DIMS */
 static bool parse_tensor(RtPlanDef *g, char *const *tok, int ntok, int line, char *err, size_t errlen) {
     const char *rec = tok[0];
-    RtPlanTensorKind kind = !strcmp(rec, "input")   ? RT_PLAN_INPUT
-                            : !strcmp(rec, "param") ? RT_PLAN_PARAM
+    RtPlanTensorKind kind = !strcmp(rec, "input")    ? RT_PLAN_INPUT
+                            : !strcmp(rec, "param")  ? RT_PLAN_PARAM
                             : !strcmp(rec, "buffer") ? RT_PLAN_BUFFER
-                                                     : RT_PLAN_ALIAS;
+                            : !strcmp(rec, "pbuffer") ? RT_PLAN_PBUFFER
+                                                      : RT_PLAN_ALIAS;
     int want = kind == RT_PLAN_BUFFER ? 5 : 4;
     if (ntok != want)
         return pfail(g, line, err, errlen, "%s", kind == RT_PLAN_BUFFER ? "a buffer record is 'buffer NAME DTYPE DIMS zero|-'"
                                                  : kind == RT_PLAN_ALIAS ? "an alias record is 'alias NAME SOURCE DIMS'"
+                                                 : kind == RT_PLAN_PBUFFER ? "a pbuffer record is 'pbuffer NAME DTYPE DIMS'"
                                                                          : "an input/param record is 'input|param NAME DTYPE DIMS'");
     if (!new_tensor_name(g, line, rec, tok[1], err, errlen)) return false;
     RtPlanTensor t = {.kind = kind, .line = line, .source = -1};
@@ -222,17 +225,31 @@ static void free_arg(RtPlanArg *a) {
     rt_expr_free(&a->value);
 }
 
-/* arg view TENSOR [perm P] [shape DIMS] | arg i32 EXPR | arg f32 FLOAT, for the last launch. */
+/* The tensor whose storage t is (through aliases). */
+static int storage_of(const RtPlanDef *g, int t) {
+    while (g->tensors[t].kind == RT_PLAN_ALIAS) t = g->tensors[t].source;
+    return t;
+}
+
+/* arg view TENSOR [perm P] [shape DIMS] | arg i32 EXPR | arg f32 FLOAT, for the last launch or prepare. */
 static bool parse_arg(RtPlanDef *g, char *const *tok, int ntok, int line, char *err, size_t errlen) {
-    RtPlanLaunch *l = &g->launches[g->nlaunches - 1];
-    int li = g->nlaunches - 1, ai = l->nargs;
+    bool prep = g->pending_prepare;
+    RtPlanLaunch *l = prep ? &g->prepares[g->nprepares - 1] : &g->launches[g->nlaunches - 1];
+    int li = prep ? g->nprepares - 1 : g->nlaunches - 1, ai = l->nargs;
     char what[300];
-    snprintf(what, sizeof what, "launch #%d %s: arg %d", li, l->kernel, ai);
+    snprintf(what, sizeof what, "%s #%d %s: arg %d", prep ? "prepare" : "launch", li, l->kernel, ai);
     RtPlanArg a = {.line = line};
     if (ntok >= 3 && !strcmp(tok[1], "view")) {
         a.kind = RT_PLAN_ARG_VIEW;
         a.tensor = find_tensor(g, tok[2]);
         if (a.tensor < 0) return pfail(g, line, err, errlen, "%s: unknown tensor '%.200s'", what, tok[2]);
+        /* a prepare runs once, not per run: it may only see what persists, the params and pbuffers */
+        int si = storage_of(g, a.tensor);
+        const RtPlanTensor *st = &g->tensors[si];
+        if (prep && st->kind != RT_PLAN_PARAM && st->kind != RT_PLAN_PBUFFER)
+            return pfail(g, line, err, errlen, "%s: %s is %s%s%s%s: a prepare's views name params and pbuffers (or their aliases) only",
+                         what, tok[2], si == a.tensor ? "" : "an alias of ", st->kind == RT_PLAN_INPUT ? "an input" : "a buffer",
+                         si == a.tensor ? "" : " ", si == a.tensor ? "" : st->name);
         int i = 3, rank = g->tensors[a.tensor].rank;
         if (i + 1 < ntok && !strcmp(tok[i], "perm")) {
             if (!parse_perm(g, line, what, tok[i + 1], rank, &a, err, errlen)) return false;
@@ -279,17 +296,21 @@ static bool parse_arg(RtPlanDef *g, char *const *tok, int ntok, int line, char *
     return true;
 }
 
-/* launch KERNEL GX GY GZ NARGS */
+/* launch|prepare KERNEL GX GY GZ NARGS */
 static bool parse_launch(RtPlanDef *g, char *const *tok, int ntok, int line, char *err, size_t errlen) {
-    int li = g->nlaunches;
-    if (ntok != 6) return pfail(g, line, err, errlen, "launch #%d: a launch record is 'launch KERNEL GX GY GZ NARGS'", li);
-    if (!is_ident(tok[1])) return pfail(g, line, err, errlen, "launch #%d: bad kernel name '%.200s'", li, tok[1]);
+    bool prep = !strcmp(tok[0], "prepare");
+    const char *rec = tok[0];
+    int li = prep ? g->nprepares : g->nlaunches;
+    if (ntok != 6) return pfail(g, line, err, errlen, "%s #%d: a %s record is '%s KERNEL GX GY GZ NARGS'", rec, li, rec, rec);
+    if (prep && g->nlaunches)
+        return pfail(g, line, err, errlen, "prepare #%d %.200s: the prepare records come before the first launch", li, tok[1]);
+    if (!is_ident(tok[1])) return pfail(g, line, err, errlen, "%s #%d: bad kernel name '%.200s'", rec, li, tok[1]);
     long nargs;
     if (!parse_int_field(tok[5], 0, MAX_NARGS, &nargs))
-        return pfail(g, line, err, errlen, "launch #%d %s: bad NARGS '%.200s' (0 .. %d)", li, tok[1], tok[5], MAX_NARGS);
+        return pfail(g, line, err, errlen, "%s #%d %s: bad NARGS '%.200s' (0 .. %d)", rec, li, tok[1], tok[5], MAX_NARGS);
     RtPlanLaunch l = {.line = line};
     char what[300];
-    snprintf(what, sizeof what, "launch #%d %s: grid", li, tok[1]);
+    snprintf(what, sizeof what, "%s #%d %s: grid", rec, li, tok[1]);
     for (int i = 0; i < 3; i++) {
         if (!expr_field(g, line, what, tok[2 + i], &l.grid[i], err, errlen)) {
             for (int j = 0; j < i; j++) rt_expr_free(&l.grid[j]);
@@ -297,13 +318,16 @@ static bool parse_launch(RtPlanDef *g, char *const *tok, int ntok, int line, cha
         }
     }
     RtPlanLaunch *slot = NULL;
-    if (!(l.kernel = strdup(tok[1])) || !(slot = push((void **)&g->launches, &g->nlaunches, sizeof *g->launches))) {
+    if (!(l.kernel = strdup(tok[1])) ||
+        !(slot = prep ? push((void **)&g->prepares, &g->nprepares, sizeof *g->prepares)
+                      : push((void **)&g->launches, &g->nlaunches, sizeof *g->launches))) {
         free(l.kernel);
         for (int j = 0; j < 3; j++) rt_expr_free(&l.grid[j]);
         return pfail(g, line, err, errlen, "out of memory");
     }
     *slot = l;
     g->pending_args = (int)nargs;
+    g->pending_prepare = prep;
     return true;
 }
 
@@ -327,13 +351,15 @@ bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *do
     if (ntok < 1) return true;
     const char *rec = tok[0];
     if (g->pending_args > 0 && strcmp(rec, "arg")) {
-        const RtPlanLaunch *l = &g->launches[g->nlaunches - 1];
-        return pfail(g, line, err, errlen, "launch #%d %s: expected %d arg lines, found %d before this '%.64s' record",
-                     g->nlaunches - 1, l->kernel, l->nargs + g->pending_args, l->nargs, rec);
+        bool prep = g->pending_prepare;
+        const RtPlanLaunch *l = prep ? &g->prepares[g->nprepares - 1] : &g->launches[g->nlaunches - 1];
+        return pfail(g, line, err, errlen, "%s #%d %s: expected %d arg lines, found %d before this '%.64s' record",
+                     prep ? "prepare" : "launch", (prep ? g->nprepares : g->nlaunches) - 1, l->kernel, l->nargs + g->pending_args,
+                     l->nargs, rec);
     }
     if (!strcmp(rec, "arg")) {
         if (g->pending_args <= 0)
-            return pfail(g, line, err, errlen, "an 'arg' record that no launch expects (see the last launch's NARGS)");
+            return pfail(g, line, err, errlen, "an 'arg' record that no launch or prepare expects (see the last one's NARGS)");
         return parse_arg(g, tok, ntok, line, err, errlen);
     }
     if (!strcmp(rec, "sym") || !strcmp(rec, "def")) {
@@ -354,7 +380,8 @@ bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *do
         *slot = s;
         return true;
     }
-    if (!strcmp(rec, "input") || !strcmp(rec, "param") || !strcmp(rec, "buffer") || !strcmp(rec, "alias"))
+    if (!strcmp(rec, "input") || !strcmp(rec, "param") || !strcmp(rec, "buffer") || !strcmp(rec, "alias") ||
+        !strcmp(rec, "pbuffer"))
         return parse_tensor(g, tok, ntok, line, err, errlen);
     if (!strcmp(rec, "check")) {
         if (ntok != 3) return pfail(g, line, err, errlen, "a check record is 'check EXPR EXPR'");
@@ -373,7 +400,7 @@ bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *do
         *slot = c;
         return true;
     }
-    if (!strcmp(rec, "launch")) return parse_launch(g, tok, ntok, line, err, errlen);
+    if (!strcmp(rec, "launch") || !strcmp(rec, "prepare")) return parse_launch(g, tok, ntok, line, err, errlen);
     if (!strcmp(rec, "output")) {
         if (ntok != 3) return pfail(g, line, err, errlen, "an output record is 'output NAME TENSOR'");
         if (!is_ident(tok[1])) return pfail(g, line, err, errlen, "output: bad name '%.200s' (an identifier)", tok[1]);
@@ -414,8 +441,8 @@ void rt_plan_def_free(RtPlanDef *g) {
         rt_expr_free(&g->checks[i].lhs);
         rt_expr_free(&g->checks[i].rhs);
     }
-    for (int i = 0; i < g->nlaunches; i++) {
-        RtPlanLaunch *l = &g->launches[i];
+    for (int i = 0; i < g->nlaunches + g->nprepares; i++) {
+        RtPlanLaunch *l = i < g->nlaunches ? &g->launches[i] : &g->prepares[i - g->nlaunches];
         free(l->kernel);
         for (int j = 0; j < 3; j++) rt_expr_free(&l->grid[j]);
         for (int j = 0; j < l->nargs; j++) free_arg(&l->args[j]);
@@ -427,6 +454,7 @@ void rt_plan_def_free(RtPlanDef *g) {
     free(g->tensors);
     free(g->checks);
     free(g->launches);
+    free(g->prepares);
     free(g->outputs);
     memset(g, 0, sizeof *g);
 }
@@ -441,14 +469,17 @@ static bool is_int_scalar(const char *t) { return (t[0] == 'i' || t[0] == 'u') &
 static bool is_float_scalar(const char *t) { return !strcmp(t, "f16") || !strcmp(t, "bf16") || !strcmp(t, "f32") || !strcmp(t, "f64"); }
 
 bool rt_plan_check_kernels(const RtPlanDef *g, const RtMeta *m, char *err, size_t errlen) {
-    for (int li = 0; li < g->nlaunches; li++) {
-        const RtPlanLaunch *l = &g->launches[li];
+    for (int k = 0; k < g->nprepares + g->nlaunches; k++) {
+        bool prep = k < g->nprepares;
+        int li = prep ? k : k - g->nprepares;
+        const char *rec = prep ? "prepare" : "launch";
+        const RtPlanLaunch *l = prep ? &g->prepares[li] : &g->launches[li];
         const RtVariant *v = NULL;
         for (int i = 0; i < m->nvariants && !v; i++)
             if (!strcmp(m->variants[i].source, l->kernel)) v = &m->variants[i];
-        if (!v) return pfail(g, l->line, err, errlen, "launch #%d: no kernel '%s' in the module", li, l->kernel);
+        if (!v) return pfail(g, l->line, err, errlen, "%s #%d: no kernel '%s' in the module", rec, li, l->kernel);
         if (v->nparams != l->nargs)
-            return pfail(g, l->line, err, errlen, "launch #%d %s: %d args, the kernel takes %d", li, l->kernel, l->nargs, v->nparams);
+            return pfail(g, l->line, err, errlen, "%s #%d %s: %d args, the kernel takes %d", rec, li, l->kernel, l->nargs, v->nparams);
         for (int ai = 0; ai < l->nargs; ai++) {
             const RtPlanArg *a = &l->args[ai];
             const RtParam *p = &v->params[ai];
@@ -458,14 +489,14 @@ bool rt_plan_check_kernels(const RtPlanDef *g, const RtMeta *m, char *err, size_
                 const RtPlanTensor *t = &g->tensors[a->tensor];
                 int rank = a->nshape ? a->nshape : t->rank;
                 if (p->kind != RT_PARAM_VIEW || p->rank != rank || strcmp(p->type, t->dtype))
-                    return pfail(g, a->line, err, errlen, "launch #%d %s: arg %d: a view of %s (%s, rank %d) for parameter %s, %s", li,
-                                 l->kernel, ai, t->name, t->dtype, rank, p->name, want);
+                    return pfail(g, a->line, err, errlen, "%s #%d %s: arg %d: a view of %s (%s, rank %d) for parameter %s, %s", rec,
+                                 li, l->kernel, ai, t->name, t->dtype, rank, p->name, want);
             } else {
                 bool fits = p->kind == RT_PARAM_SCALAR &&
                             (a->kind == RT_PLAN_ARG_I32 ? is_int_scalar(p->type) : is_float_scalar(p->type));
                 if (!fits)
-                    return pfail(g, a->line, err, errlen, "launch #%d %s: arg %d: an %s scalar for parameter %s, %s", li, l->kernel,
-                                 ai, a->kind == RT_PLAN_ARG_I32 ? "i32" : "f32", p->name, want);
+                    return pfail(g, a->line, err, errlen, "%s #%d %s: arg %d: an %s scalar for parameter %s, %s", rec, li,
+                                 l->kernel, ai, a->kind == RT_PLAN_ARG_I32 ? "i32" : "f32", p->name, want);
             }
         }
     }

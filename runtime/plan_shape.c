@@ -25,6 +25,7 @@ static const char *kind_name(RtPlanTensorKind k) {
     case RT_PLAN_PARAM: return "param";
     case RT_PLAN_BUFFER: return "buffer";
     case RT_PLAN_ALIAS: return "alias";
+    case RT_PLAN_PBUFFER: return "pbuffer";
     }
     return "tensor";
 }
@@ -143,10 +144,10 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
                          b, sa, sa[0] && sb[0] ? "; " : "", sb);
         }
     }
-    /* buffers and aliases */
+    /* buffers, pbuffers and aliases */
     for (int t = 0; t < g->ntensors; t++) {
         const RtPlanTensor *pt = &g->tensors[t];
-        if (pt->kind != RT_PLAN_BUFFER && pt->kind != RT_PLAN_ALIAS) continue;
+        if (pt->kind != RT_PLAN_BUFFER && pt->kind != RT_PLAN_ALIAS && pt->kind != RT_PLAN_PBUFFER) continue;
         memset(&shapes[t], 0, sizeof shapes[t]);
         for (int d = 0; d < pt->rank; d++) {
             char what[160];
@@ -224,15 +225,16 @@ static bool build_view(const RtPlanDef *g, const char *what, const RtPlanArg *a,
     return true;
 }
 
-bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
-                         unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen) {
-    const RtPlanLaunch *l = &g->launches[li];
+/* The grid and arguments of l, record `rec` #li (a launch or a prepare). */
+static bool launch_args(const RtPlanDef *g, const RtPlanLaunch *l, const char *rec, int li, const int64_t *vals,
+                        const RtPlanShape *shapes, void *const *data, unsigned grid[3], bool *skip, TlrtArg *args, char *err,
+                        size_t errlen) {
     char what[300];
     *skip = false;
     static const int64_t limit[3] = {0x7fffffff, 65535, 65535}; /* CUDA's, on every device (launch.c) */
     for (int i = 0; i < 3; i++) {
         int64_t v;
-        snprintf(what, sizeof what, "launch #%d %s: grid %c", li, l->kernel, "xyz"[i]);
+        snprintf(what, sizeof what, "%s #%d %s: grid %c", rec, li, l->kernel, "xyz"[i]);
         if (!eval(g, &l->grid[i], vals, what, &v, err, errlen)) return false;
         if (v < 0 || v > limit[i]) {
             char syms[256];
@@ -247,13 +249,13 @@ bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const 
         const RtPlanArg *a = &l->args[ai];
         switch (a->kind) {
         case RT_PLAN_ARG_VIEW:
-            snprintf(what, sizeof what, "launch #%d %s: arg %d (view of %s)", li, l->kernel, ai, g->tensors[a->tensor].name);
+            snprintf(what, sizeof what, "%s #%d %s: arg %d (view of %s)", rec, li, l->kernel, ai, g->tensors[a->tensor].name);
             args[ai].kind = TLRT_ARG_VIEW;
             if (!build_view(g, what, a, vals, shapes, data, &args[ai].u.view, err, errlen)) return false;
             break;
         case RT_PLAN_ARG_I32: {
             int64_t v;
-            snprintf(what, sizeof what, "launch #%d %s: arg %d (i32)", li, l->kernel, ai);
+            snprintf(what, sizeof what, "%s #%d %s: arg %d (i32)", rec, li, l->kernel, ai);
             if (!eval(g, &a->value, vals, what, &v, err, errlen)) return false;
             if (v < INT32_MIN || v > INT32_MAX) return sfail(g, err, errlen, "%s = %s is %" PRId64 ": does not fit in i32", what, a->value.text, v);
             args[ai] = tlrt_arg_i32((int32_t)v);
@@ -263,4 +265,14 @@ bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const 
         }
     }
     return true;
+}
+
+bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
+                         unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen) {
+    return launch_args(g, &g->launches[li], "launch", li, vals, shapes, data, grid, skip, args, err, errlen);
+}
+
+bool rt_plan_prepare_args(const RtPlanDef *g, int pi, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
+                          unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen) {
+    return launch_args(g, &g->prepares[pi], "prepare", pi, vals, shapes, data, grid, skip, args, err, errlen);
 }

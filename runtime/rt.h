@@ -54,7 +54,8 @@ typedef struct RtPlanSym {
     int line;
 } RtPlanSym;
 
-typedef enum RtPlanTensorKind { RT_PLAN_INPUT, RT_PLAN_PARAM, RT_PLAN_BUFFER, RT_PLAN_ALIAS } RtPlanTensorKind;
+/* PBUFFER: a `pbuffer` (docs/graphs.md section 7), written by the `prepare` launches, kept across runs. */
+typedef enum RtPlanTensorKind { RT_PLAN_INPUT, RT_PLAN_PARAM, RT_PLAN_BUFFER, RT_PLAN_ALIAS, RT_PLAN_PBUFFER } RtPlanTensorKind;
 typedef struct RtPlanTensor {
     char *name;
     RtPlanTensorKind kind;
@@ -64,7 +65,7 @@ typedef struct RtPlanTensor {
     char *dims_text;                /* "N,64,H,W" as written (owned) */
     RtExpr dims[TLRT_MAX_RANK];
     int bind_sym[TLRT_MAX_RANK];    /* inputs/params: the `sym` a bare-name dim binds, else -1 */
-    bool zero;                      /* buffer: memset 0 before the first launch */
+    bool zero;                      /* buffer: memset 0 when allocated (plans only read it) */
     int source;                     /* alias: the tensor whose storage it shares (an earlier one) */
     int line;
 } RtPlanTensor;
@@ -102,7 +103,10 @@ typedef struct RtPlanDef {
     RtPlanCheck *checks;
     RtPlanLaunch *launches;
     RtPlanOutput *outputs;
-    int pending_args;               /* while parsing: arg lines the last launch still expects */
+    int pending_args;               /* while parsing: arg lines the last launch (or prepare) still expects */
+    int nprepares;                  /* `prepare` records (section 7): run once the params are bound, not per run */
+    RtPlanLaunch *prepares;         /* in plan order, all before the first launch; args name params/pbuffers only */
+    bool pending_prepare;           /* while parsing: the pending args belong to the last prepare */
 } RtPlanDef;
 
 typedef struct RtMeta {
@@ -233,7 +237,7 @@ typedef struct RtPlanShape {
 } RtPlanShape;
 /* Evaluates the plan's shapes: bound[t] gives the sizes bound to input/param t (its rank of them, each
  * >= 1; NULL = not bound, an error naming it). In order: the syms (one value each across all bound
- * dims), the defs (each >= 1), the other dims of inputs and params, the checks, the buffers and
+ * dims), the defs (each >= 1), the other dims of inputs and params, the checks, the buffers, pbuffers and
  * aliases (each dim >= 1, checked element counts and bytes; an alias keeps its source's count).
  * Fills vals[nsyms] and shapes[ntensors]. Errors name the graph, the record and the values. */
 bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_t *vals, RtPlanShape *shapes, char *err,
@@ -244,6 +248,9 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
  * neither equals nor is 1 where a view broadcasts) name the launch, the argument and the values. */
 bool rt_plan_launch_args(const RtPlanDef *g, int li, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
                          unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen);
+/* The same for prepare pi (messages name `prepare #pi K`). */
+bool rt_plan_prepare_args(const RtPlanDef *g, int pi, const int64_t *vals, const RtPlanShape *shapes, void *const *data,
+                          unsigned grid[3], bool *skip, TlrtArg *args, char *err, size_t errlen);
 
 /* ---- plans: the run state (runtime/plan.c, plan_run.c) */
 typedef struct RtPlanBinding {
@@ -252,6 +259,9 @@ typedef struct RtPlanBinding {
     void *data;        /* param: device memory owned by the plan; input: borrowed */
 } RtPlanBinding;
 
+/* Buffers and pbuffers are allocated by the first run that needs them and kept across runs while their
+ * size does not change (no cuMemAlloc/cuMemFree per run; a captured graph stays valid); the prepares run
+ * at the first run after a param was (re)bound or a pbuffer reallocated (runtime/plan_run.c). */
 struct TlrtPlan {
     TlrtModule *m;
     TlrtContext *ctx;
@@ -260,21 +270,30 @@ struct TlrtPlan {
     RtPlanBinding *bind;   /* per tensor (inputs and params only) */
     int64_t *vals;         /* per symbol, of the last run */
     RtPlanShape *shapes;   /* per tensor, of the last run */
+    int64_t *next_vals;    /* a run's scratch: vals and shapes until the run commits to them */
+    RtPlanShape *next_shapes;
     void **data;           /* per tensor: device address in the last run */
-    bool *owned;           /* per tensor: data[t] is a buffer this plan allocated and still holds */
-    bool *keep;            /* per tensor: a buffer an output reaches (kept after the run) */
+    bool *owned;           /* per tensor: data[t] is a buffer/pbuffer this plan allocated and still holds */
+    size_t *held;          /* per tensor: the bytes of that allocation */
     const int64_t **bound; /* per tensor: bind[t].sizes of a bound input/param, else NULL (a run's scratch) */
     TlrtArg *args;         /* storage for every launch's arguments */
     int *arg0;             /* per launch: its first argument in args */
     unsigned (*grids)[3];  /* per launch, of the last run */
     bool *skip;            /* per launch: a grid dim is 0, nothing to launch */
+    TlrtArg *pargs;        /* the same for the prepares: this run's arguments ... */
+    TlrtArg *pargs_done;   /* ... and those they last ran with */
+    int *parg0;
+    unsigned (*pgrids)[3], (*pgrids_done)[3];
+    bool *pskip;
+    bool prepared;         /* the prepares ran with pargs_done since the params were last bound */
+    int prepare_runs;      /* how many times the prepares ran (tests) */
     bool ran;              /* the last run succeeded: outputs are readable */
 };
 
 /* A plan of a hand-written `graph ... endgraph` text run against module m's kernels (tests, tools):
  * TLRT_ERR_LOAD with "plan line N: ..." when the text is malformed. */
 TlrtStatus rt_plan_create_from_text(TlrtModule *m, const char *text, TlrtPlan **out);
-/* Frees the buffers of the last run (its outputs and anything a capture kept). */
+/* Frees every buffer and pbuffer the plan holds (the prepares run again at the next run). */
 void rt_plan_release(TlrtPlan *p);
 
 /* Sets ctx->err (printf style) and returns st: `return rt_fail(ctx, TLRT_ERR_ARGS, "...", ...)`. */

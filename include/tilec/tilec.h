@@ -31,6 +31,7 @@ typedef enum TlEmit {
                        C compiler, `cc -shared`; TILEC_CC overrides the command) */
     TL_EMIT_PLAN,   /* the execution plans of the input's graphs alone (docs/graphs.md section 4): the graphs
                        are lowered to std kernel instances, but no code is generated */
+    TL_EMIT_DOT,    /* Graphviz of the input's graphs after fold-bn and fuse: one cluster per kernel */
 } TlEmit;
 
 typedef enum TlTarget { TL_TARGET_NVPTX, TL_TARGET_HOST } TlTarget;
@@ -73,7 +74,14 @@ typedef struct TlCompileOptions {
      * keyed by a hash of the source, -D values, emit kind, target, mcpu, -O, debug, FMA policy,
      * num_warps, pass lists and the compiler version; written atomically; checksummed. */
     const char *cache_dir;
-    FILE *diag_out;        /* diagnostics and --print-* dumps; NULL = stderr */
+    /* Graph passes (docs/graphs.md section 7), run on every graph before it is lowered or printed;
+     * both flags together give the unfused baseline. */
+    bool no_fuse;          /* --no-fuse: one kernel per op */
+    bool no_fold_bn;       /* --no-fold-bn: keep batch_norm ops */
+    bool print_graph;      /* --print-graph: each graph before and after the passes, with kernel counts */
+    bool report_traffic;   /* --report=traffic: per-kernel DRAM bytes, FLOPs and roofline floor */
+    const char *dims;      /* --dims N=32,C=64: shape symbol values for the report (borrowed), or NULL */
+    FILE *diag_out;        /* diagnostics, --print-* dumps and the report; NULL = stderr */
 } TlCompileOptions;
 
 /* Defaults: emit IR, auto input kind, verify_each on, round-trip check on when the environment

@@ -173,9 +173,12 @@ TlrtStatus tlrt_plan_bind_param(TlrtPlan *p, const char *name, const void *host,
 /* Binds an input for the next runs: device memory (tlrt_malloc) holding a contiguous tensor of the plan's
  * dtype with these sizes (view.strides are ignored: inputs are contiguous). The plan borrows it. */
 TlrtStatus tlrt_plan_bind_input(TlrtPlan *p, const char *name, const TlrtView *view);
-/* Runs the plan on stream (NULL = default): evaluates the shapes, checks them, allocates the buffers and
- * outputs, launches every kernel in order, frees the intermediates. Every param and input must be bound
- * (TLRT_ERR_ARGS names the first missing one). On CUDA this is asynchronous like tlrt_launch. */
+/* Runs the plan on stream (NULL = default): evaluates the shapes, checks them, (re)allocates the buffers
+ * and outputs whose sizes changed (they are kept across runs with unchanged shapes, so a steady-state run
+ * makes no allocation and can be captured into a CUDA graph after one ordinary run; freed at destroy),
+ * runs the `prepare` launches when a param was (re)bound, then every launch in order. Every param and
+ * input must be bound (TLRT_ERR_ARGS names the first missing one). On CUDA this is asynchronous like
+ * tlrt_launch. docs/runtime.md has the capture rules. */
 TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream);
 /* The output `name` of the last run: a device view (owned by the plan; valid until the next run or
  * destroy). TLRT_ERR_INVALID before the first successful run. */

@@ -37,6 +37,11 @@ static void eval_plan(const RtPlanDef *g, const uint8_t *data, size_t size) {
                 bool skip;
                 (void)rt_plan_launch_args(g, li, vals, shapes, NULL, grid, &skip, args, err, sizeof err);
             }
+            for (int pi = 0; pi < g->nprepares; pi++) {
+                unsigned grid[3];
+                bool skip;
+                (void)rt_plan_prepare_args(g, pi, vals, shapes, NULL, grid, &skip, args, err, sizeof err);
+            }
         }
     }
     free(sizes);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 #include "runtime/rt.h"
@@ -168,6 +170,30 @@ static const char plan_all[] =
     "output out yf\n"
     "endgraph\n";
 
+/* A prepare scales the param w (viewed through an alias) into the pbuffer ws = 2 w - 1; the launch adds ws,
+ * broadcast over the batch, to the input x. */
+static const char plan_prep[] =
+    "graph prep\n"
+    "sym N\n"
+    "sym R\n"
+    "sym C\n"
+    "input x f32 N,R,C\n"
+    "param w f32 R,C\n"
+    "alias wa w R,C\n"
+    "pbuffer ws f32 R,C\n"
+    "buffer y f32 N,R,C -\n"
+    "prepare plan_scale cdiv(C,32) R 1 4\n"
+    "arg view wa\n"
+    "arg view ws\n"
+    "arg f32 2\n"
+    "arg i32 -1\n"
+    "launch plan_add cdiv(N*R*C,64) 1 1 3\n"
+    "arg view x\n"
+    "arg view ws shape N,R,C\n"
+    "arg view y\n"
+    "output y y\n"
+    "endgraph\n";
+
 static void test_parse_good(void) {
     RtPlanDef g;
     char err[1024];
@@ -193,6 +219,25 @@ static void test_parse_good(void) {
     CHECK(g.outputs[0].tensor == 7 && !strcmp(g.outputs[0].name, "out"));
     CHECK(g.launches[2].args[2].f32 == -1.5e-3f);
     rt_plan_def_free(&g);
+    /* pbuffer and prepare records, the prepares kept apart from the launches */
+    ok = rt_plan_parse_text(plan_prep, &mod->meta, &g, err, sizeof err);
+    CHECK(ok && g.nprepares == 1 && g.nlaunches == 1 && g.tensors[3].kind == RT_PLAN_PBUFFER && g.tensors[3].rank == 2 &&
+          !strcmp(g.prepares[0].kernel, "plan_scale") && g.prepares[0].nargs == 4 && g.prepares[0].args[3].kind == RT_PLAN_ARG_I32 &&
+          g.launches[0].args[1].tensor == 3);
+    if (!ok) fprintf(stderr, "  %s\n", err);
+    if (ok) {
+        int64_t vals[3];
+        RtPlanShape shapes[5];
+        const int64_t xs[3] = {2, 3, 40}, wsz[2] = {3, 40};
+        const int64_t *bound[5] = {xs, wsz, NULL, NULL, NULL};
+        unsigned grid[3];
+        bool skip;
+        TlrtArg args[4];
+        CHECK(rt_plan_eval_shapes(&g, bound, vals, shapes, err, sizeof err) && shapes[3].bytes == 3 * 40 * 4);
+        CHECK(rt_plan_prepare_args(&g, 0, vals, shapes, NULL, grid, &skip, args, err, sizeof err) && grid[0] == 2 && grid[1] == 3 &&
+              args[3].u.i32 == -1 && args[1].u.view.sizes[1] == 40);
+        rt_plan_def_free(&g);
+    }
     /* f32 args as C's %.9g writes them: -FLT_MAX reads back a little beyond it, infinities and NaN */
     ok = rt_plan_parse_text("graph f\nsym N\ninput x f32 N,N\nlaunch plan_scale 1 1 1 4\narg view x\narg view x\narg f32 -3.40282347e+38\n"
                             "arg i32 0\nlaunch plan_scale 1 1 1 4\narg view x\narg view x\narg f32 inf\narg i32 0\n"
@@ -297,6 +342,41 @@ static void test_parse_bad(void) {
     plan_bad("graph g\nsym N\ninput x f32 N\nbuffer y bf8 N -\nendgraph\n", "buffer y: unknown dtype 'bf8'");
     plan_bad("graph g\nsym N\ninput x f32 N\nalias r q N\nendgraph\n", "alias r: unknown source tensor 'q'");
     plan_bad("graph g\nsym N\ninput x f32 N\nalias r x\nendgraph\n", "an alias record is 'alias NAME SOURCE DIMS'");
+    /* pbuffer / prepare */
+    plan_bad("graph g\nsym N\nparam w f32 N\npbuffer p f32\nendgraph\n", "line 4: graph g: a pbuffer record is 'pbuffer NAME DTYPE DIMS'");
+    plan_bad("graph g\nsym N\nparam w f32 N\npbuffer p f32 N zero\nendgraph\n", "a pbuffer record is");
+    plan_bad("graph g\nsym N\nparam w f32 N\npbuffer w f32 N\nendgraph\n", "pbuffer w: a tensor of that name is already declared");
+    plan_bad("graph g\nsym N\nparam w f32 N\npbuffer p f8 N\nendgraph\n", "pbuffer p: unknown dtype 'f8'");
+    plan_bad("graph g\nsym N\nparam w f32 N\npbuffer p f32 M\nendgraph\n", "pbuffer p: bad expression 'M': unknown symbol 'M'");
+    plan_bad("graph g\nsym R\nsym C\ninput x f32 R,C\nparam w f32 R,C\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R 1 4\narg view x\narg view p\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "line 8: graph g: prepare #0 plan_scale: arg 0: x is an input: a prepare's views name params and pbuffers (or their aliases) only");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\nbuffer b f32 R,C -\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R 1 4\narg view w\narg view b\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "prepare #0 plan_scale: arg 1: b is a buffer: a prepare's views");
+    plan_bad("graph g\nsym R\nsym C\ninput x f32 R,C\nparam w f32 R,C\nalias xa x R,C\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R 1 4\narg view xa\narg view p\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "prepare #0 plan_scale: arg 0: xa is an alias of an input x: a prepare's views");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\n"
+             "launch plan_scale 1 R 1 4\narg view w\narg view p\narg f32 2\narg i32 0\n"
+             "prepare plan_scale 1 R 1 4\narg view w\narg view p\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "line 11: graph g: prepare #0 plan_scale: the prepare records come before the first launch");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R 1 4\narg view w\noutput o p\nendgraph\n",
+             "line 8: graph g: prepare #0 plan_scale: expected 4 arg lines, found 1 before this 'output' record");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\nprepare plan_scale 1 R 1\noutput o p\nendgraph\n",
+             "prepare #0: a prepare record is 'prepare KERNEL GX GY GZ NARGS'");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\nprepare nope 1 R 1 0\noutput o p\nendgraph\n",
+             "line 6: graph g: prepare #0: no kernel 'nope' in the module");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f16 R,C\n"
+             "prepare plan_scale 1 R 1 4\narg view w\narg view p\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "prepare #0 plan_scale: arg 1: a view of p (f16, rank 2) for parameter y, a view of f32, rank 2");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R 1 3\narg view w\narg view p\narg f32 2\noutput o p\nendgraph\n",
+             "prepare #0 plan_scale: 3 args, the kernel takes 4");
+    plan_bad("graph g\nsym R\nsym C\nparam w f32 R,C\npbuffer p f32 R,C\n"
+             "prepare plan_scale 1 R+ 1 4\narg view w\narg view p\narg f32 2\narg i32 0\noutput o p\nendgraph\n",
+             "prepare #0 plan_scale: grid: bad expression 'R+'");
     /* check */
     plan_bad(HEAD "check N\nendgraph\n", "line 5: graph g: a check record is 'check EXPR EXPR'");
     plan_bad(HEAD "check N N*\nendgraph\n", "check: bad expression 'N*'");
@@ -310,8 +390,8 @@ static void test_parse_bad(void) {
     plan_bad(HEAD "launch plan_add 1 1 1 3\narg view x\noutput o y\nendgraph\n",
              "line 7: graph g: launch #0 plan_add: expected 3 arg lines, found 1 before this 'output' record");
     plan_bad(HEAD "output o y\nendgraph\nx\n", "plan line 7: graph g: 'x' after endgraph");
-    plan_bad(HEAD "arg view x\nendgraph\n", "line 5: graph g: an 'arg' record that no launch expects");
-    plan_bad(HEAD "launch plan_to_half 1 1 1 2\narg view x\narg view x\narg view x\nendgraph\n", "line 8: graph g: an 'arg' record that no launch expects");
+    plan_bad(HEAD "arg view x\nendgraph\n", "line 5: graph g: an 'arg' record that no launch or prepare expects");
+    plan_bad(HEAD "launch plan_to_half 1 1 1 2\narg view x\narg view x\narg view x\nendgraph\n", "line 8: graph g: an 'arg' record that no launch or prepare expects");
     plan_bad(HEAD "launch plan_to_half 1 1 1 2\narg view q\n", "line 6: graph g: launch #0 plan_to_half: arg 0: unknown tensor 'q'");
     plan_bad(HEAD "launch plan_to_half 1 1 1 2\narg view x perm 1\n", "arg 0: perm '1' is not a permutation of the tensor's 1 dims");
     plan_bad(HEAD "launch plan_to_half 1 1 1 2\narg view x perm 0,0\n", "is not a permutation");
@@ -428,6 +508,15 @@ static void test_meta_graph(void) {
     char want[128];
     snprintf(want, sizeof want, "metadata line %d: graph g: 'end' before its 'endgraph'", at + 2);
     meta_bad("graph g\nsym N\n", want);
+    /* a plan with a prepare and a pbuffer inside the metadata (the fuzz seed plan_prep.meta) */
+    text = meta_with(plan_prep);
+    ok = rt_meta_parse(text, &m, err, sizeof err);
+    CHECK(ok && m.ngraphs == 1 && m.graphs[0].nprepares == 1 && m.graphs[0].nlaunches == 1);
+    if (!ok) fprintf(stderr, "  %s\n", err);
+    if (ok) rt_meta_free(&m);
+    free(text);
+    snprintf(want, sizeof want, "metadata line %d: graph g: prepare #0: no kernel 'nope' in the module", at + 3);
+    meta_bad("graph g\nsym N\nparam w f32 N\nprepare nope 1 1 1 0\noutput o w\nendgraph\n", want);
     snprintf(want, sizeof want, "metadata line %d: graph g: launch #0: no kernel 'nope' in the module", at + 3);
     meta_bad("graph g\nsym N\ninput x f32 N\nlaunch nope 1 1 1 0\noutput o x\nendgraph\n", want);
     snprintf(want, sizeof want, "metadata line %d: graph g: unknown record 'kernal'", at + 1);
@@ -579,7 +668,7 @@ static void run_bcast(TlrtPlan *p, int64_t N, int64_t C, int64_t L, const float 
     CHECK(tlrt_plan_output(p, "out", &v) == TLRT_OK && v.rank == 1 && v.sizes[0] == (int64_t)n && v.strides[0] == 1 && v.data);
     /* the view is the buffer y's storage: the plan still holds it after the run */
     int y = 2;
-    CHECK(p->owned[y] && p->keep[y] && p->data[y] == v.data);
+    CHECK(p->owned[y] && p->held[y] == n * 4 && p->data[y] == v.data);
     tlrt_free(ctx, dx);
     free(x);
     free(ref);
@@ -642,7 +731,7 @@ static void test_run_bcast(void) {
 }
 
 /* A permuted input (x stored transposed) through a zero buffer into an intermediate, then scaled with
- * scalar args: two launches, two buffers freed after the run, the output kept. */
+ * scalar args: two launches; every buffer is kept for the next run with the same shapes. */
 static const char plan_chain[] =
     "graph chain\n"
     "sym R\n"
@@ -684,13 +773,19 @@ static void test_run_chain(void) {
     if (st) fprintf(stderr, "  %s\n", tlrt_last_error(ctx));
     double *ref = chain_ref(xt, R, C);
     compare_output(p, "y", ref, n, 1e-6, 1e-6);
-    /* the intermediates are gone, the output stays */
-    CHECK(!p->owned[1] && !p->data[1] && !p->owned[2] && !p->data[2] && p->owned[3] && p->data[3]);
-    CHECK(tlrt_plan_launch_count(p) == 2);
+    /* every buffer stays for the next run; one with the same shapes reuses them, allocating nothing */
+    CHECK(p->owned[1] && p->owned[2] && p->owned[3] && p->held[2] == n * 4);
+    void *held[4] = {p->data[0], p->data[1], p->data[2], p->data[3]};
+    CHECK(tlrt_plan_launch_count(p) == 2 && tlrt_plan_prepare_count(p) == 0);
+    CHECK(tlrt_memset(ctx, p->data[3], 0xff, n * 4) == TLRT_OK); /* poison the output again */
+    CHECK(tlrt_plan_run(p, NULL) == TLRT_OK);
+    CHECK(p->data[1] == held[1] && p->data[2] == held[2] && p->data[3] == held[3]);
+    compare_output(p, "y", ref, n, 1e-6, 1e-6);
 
     /* a captured run: the launches are recorded, run by the graph, and replay on new input data */
     TlrtStream *s = NULL;
     CHECK(tlrt_stream_create(ctx, &s) == TLRT_OK);
+    CHECK(tlrt_memset(ctx, p->data[3], 0xff, n * 4) == TLRT_OK);
     CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
     st = tlrt_plan_run(p, s);
     CHECK(st == TLRT_OK);
@@ -699,8 +794,8 @@ static void test_run_chain(void) {
     CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK && gr);
     float first = 0;
     CHECK(tlrt_memcpy_dtoh(ctx, &first, p->data[3], 4) == TLRT_OK);
-    CHECK(isnan(first)); /* recorded, not run: the fresh buffer is still poisoned */
-    CHECK(p->owned[1] && p->owned[2]); /* kept for the graph */
+    CHECK(isnan(first)); /* recorded, not run: the output is still poisoned */
+    CHECK(p->data[1] == held[1] && p->data[2] == held[2] && p->data[3] == held[3]);
     CHECK(gr && tlrt_graph_launch(gr, s) == TLRT_OK);
     compare_output(p, "y", ref, n, 1e-6, 1e-6);
     for (size_t i = 0; i < n; i++) xt[i] = (float)urand();
@@ -711,23 +806,170 @@ static void test_run_chain(void) {
     compare_output(p, "y", ref, n, 1e-6, 1e-6);
     tlrt_graph_destroy(gr);
 
-    /* CUDA refuses a capturing run (cuMemAlloc is not permitted while the thread captures): the
-     * emulator's context and stream, dressed as CUDA's, reach that check before anything else */
+    /* CUDA (thread-local capture: no cuMemAlloc on the capturing thread) captures a plan that has run
+     * with these shapes, allocating nothing; the emulator's context and stream, dressed as CUDA's,
+     * take the CUDA paths of tlrt_plan_run */
+    CHECK(tlrt_memset(ctx, p->data[3], 0xff, n * 4) == TLRT_OK);
     CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
     ctx->kind = TLRT_DEVICE_CUDA;
-    EXPECT(tlrt_plan_run(p, s), TLRT_ERR_UNSUPPORTED, "tlrt_plan_run: graph chain: the stream is capturing", "run the plan outside the capture");
+    st = tlrt_plan_run(p, s);
     ctx->kind = TLRT_DEVICE_EMU;
-    CHECK(p->ran); /* the last run's outputs are untouched */
+    CHECK(st == TLRT_OK);
+    if (st) fprintf(stderr, "  %s\n", tlrt_last_error(ctx));
+    CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK && gr);
+    CHECK(p->data[1] == held[1] && p->data[2] == held[2] && p->data[3] == held[3]);
+    CHECK(gr && tlrt_graph_launch(gr, s) == TLRT_OK);
+    compare_output(p, "y", ref, n, 1e-6, 1e-6);
+    tlrt_graph_destroy(gr);
+    /* ... and refuses one with new shapes (its buffers would be allocated during the capture), before
+     * anything happens: the last run's outputs are untouched */
+    float *xt2 = rand_host(n + (size_t)C);
+    void *dx2 = upload(xt2, n + (size_t)C);
+    int64_t xs2[2] = {C, R + 1};
+    CHECK(bind_in(p, "xt", dx2, 2, xs2) == TLRT_OK);
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    ctx->kind = TLRT_DEVICE_CUDA;
+    EXPECT(tlrt_plan_run(p, s), TLRT_ERR_UNSUPPORTED, "tlrt_plan_run: graph chain: the stream is capturing and the plan has buffers to allocate",
+           "run the plan once outside the capture with the same shapes and params first");
+    ctx->kind = TLRT_DEVICE_EMU;
+    CHECK(p->ran && p->data[2] == held[2] && p->shapes[2].sizes[0] == R);
+    compare_output(p, "y", ref, n, 1e-6, 1e-6);
     CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK);
     tlrt_graph_destroy(gr);
     tlrt_stream_destroy(s);
 
-    /* the next plain run frees what the capture kept */
-    CHECK(tlrt_plan_run(p, NULL) == TLRT_OK && !p->owned[1] && !p->owned[2]);
-    compare_output(p, "y", ref, n, 1e-6, 1e-6);
-    tlrt_free(ctx, dx);
-    free(xt);
+    /* the next plain run, with the new shapes, reallocates */
     free(ref);
+    ref = chain_ref(xt2, R + 1, C);
+    CHECK(tlrt_plan_run(p, NULL) == TLRT_OK && p->held[2] == (n + (size_t)C) * 4 && p->held[3] == (n + (size_t)C) * 4);
+    compare_output(p, "y", ref, n + (size_t)C, 1e-6, 1e-6);
+    tlrt_free(ctx, dx);
+    tlrt_free(ctx, dx2);
+    free(xt);
+    free(xt2);
+    free(ref);
+    tlrt_plan_destroy(p);
+}
+
+/* ---- prepares and pbuffers (docs/graphs.md section 7) */
+
+
+/* Binds a fresh x [N, R, C], runs p (on stream s, NULL = default) and compares y with x + 2 w - 1
+ * (unless the run is captured: then the caller replays and compares with prep_check). */
+static double *prep_ref(const float *x, const float *w, int64_t N, int64_t R, int64_t C) {
+    double *ref = malloc((size_t)(N * R * C) * sizeof *ref);
+    for (int64_t i = 0; i < N * R * C; i++) ref[i] = (double)x[i] + 2.0 * (double)w[i % (R * C)] - 1.0;
+    return ref;
+}
+
+typedef struct Prep { TlrtPlan *p; int64_t N, R, C; float *x, *w; void *dx; } Prep;
+
+static void prep_input(Prep *t, int64_t N) {
+    if (t->dx) tlrt_free(ctx, t->dx);
+    free(t->x);
+    t->N = N;
+    size_t n = (size_t)(N * t->R * t->C);
+    t->x = rand_host(n);
+    t->dx = upload(t->x, n);
+    int64_t xs[3] = {N, t->R, t->C};
+    CHECK(bind_in(t->p, "x", t->dx, 3, xs) == TLRT_OK);
+}
+
+static void prep_param(Prep *t, int64_t R, int64_t C) {
+    free(t->w);
+    t->R = R, t->C = C;
+    t->w = rand_host((size_t)(R * C));
+    int64_t ws[2] = {R, C};
+    CHECK(tlrt_plan_bind_param(t->p, "w", t->w, 2, ws) == TLRT_OK);
+}
+
+static void prep_check(Prep *t) {
+    double *ref = prep_ref(t->x, t->w, t->N, t->R, t->C);
+    CHECK(compare_output(t->p, "y", ref, (size_t)(t->N * t->R * t->C), 1e-6, 1e-6) == 0);
+    free(ref);
+}
+
+static void prep_run(Prep *t) {
+    TlrtStatus st = tlrt_plan_run(t->p, NULL);
+    CHECK(st == TLRT_OK);
+    if (st) fprintf(stderr, "  %s\n", tlrt_last_error(ctx));
+    prep_check(t);
+}
+
+static void test_run_prepare(void) {
+    Prep t = {.p = make_plan(plan_prep)};
+    if (!t.p) return;
+    TlrtPlan *p = t.p;
+    CHECK(tlrt_plan_prepare_count(p) == 1 && tlrt_plan_launch_count(p) == 1 && tlrt_plan_prepare_count(NULL) == 0);
+    CHECK(tlrt_plan_tensor_count(p, 0) == 2); /* a pbuffer is not bound */
+    int ws = 3, y = 4;
+    prep_param(&t, 2 + (int64_t)((urand() + 1) * 3), 20 + (int64_t)((urand() + 1) * 30));
+    prep_input(&t, 2);
+    CHECK(p->prepare_runs == 0); /* binding prepares nothing: the next run does */
+    prep_run(&t);
+    CHECK(p->prepare_runs == 1 && p->owned[ws] && p->held[ws] == (size_t)(t.R * t.C) * 4);
+    void *ws_mem = p->data[ws];
+    /* new input data, then a new batch size: the pbuffer persists and is not prepared again */
+    prep_input(&t, 2);
+    prep_run(&t);
+    prep_input(&t, 3);
+    prep_run(&t);
+    CHECK(p->prepare_runs == 1 && p->data[ws] == ws_mem && p->held[y] == (size_t)(3 * t.R * t.C) * 4);
+    /* rebinding the param (same shape) prepares again, into the same pbuffer */
+    prep_param(&t, t.R, t.C);
+    prep_run(&t);
+    CHECK(p->prepare_runs == 2 && p->data[ws] == ws_mem);
+    prep_run(&t);
+    CHECK(p->prepare_runs == 2);
+    /* a param of another shape: the pbuffer is reallocated and prepared (x follows C) */
+    prep_param(&t, t.R + 1, t.C + 3);
+    prep_input(&t, 2);
+    prep_run(&t);
+    CHECK(p->prepare_runs == 3 && p->held[ws] == (size_t)(t.R * t.C) * 4);
+
+    /* a captured run after a rebinding: the emulator prepares at once, outside the graph, which
+     * replays the launch only */
+    prep_param(&t, t.R, t.C);
+    TlrtStream *s = NULL;
+    CHECK(tlrt_stream_create(ctx, &s) == TLRT_OK);
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    CHECK(tlrt_plan_run(p, s) == TLRT_OK);
+    TlrtGraph *gr = NULL;
+    CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK && gr);
+    CHECK(p->prepare_runs == 4);
+    CHECK(gr && tlrt_graph_launch(gr, s) == TLRT_OK);
+    prep_check(&t);
+    tlrt_graph_destroy(gr);
+    /* CUDA may not prepare during a capture: refused after a rebinding, before anything happens ... */
+    prep_param(&t, t.R, t.C);
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    ctx->kind = TLRT_DEVICE_CUDA;
+    EXPECT(tlrt_plan_run(p, s), TLRT_ERR_UNSUPPORTED, "tlrt_plan_run: graph prep: the stream is capturing and the plan has prepares to run",
+           "run the plan once outside the capture");
+    ctx->kind = TLRT_DEVICE_EMU;
+    CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK);
+    tlrt_graph_destroy(gr);
+    CHECK(p->prepare_runs == 4 && p->ran);
+    /* ... and captures once a plain run prepared */
+    prep_run(&t);
+    CHECK(p->prepare_runs == 5);
+    CHECK(tlrt_memset(ctx, p->data[y], 0xff, p->held[y]) == TLRT_OK);
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    ctx->kind = TLRT_DEVICE_CUDA;
+    TlrtStatus st = tlrt_plan_run(p, s);
+    ctx->kind = TLRT_DEVICE_EMU;
+    CHECK(st == TLRT_OK);
+    CHECK(tlrt_graph_end_capture(s, &gr) == TLRT_OK && gr);
+    CHECK(p->prepare_runs == 5 && gr && tlrt_graph_launch(gr, s) == TLRT_OK);
+    prep_check(&t);
+    tlrt_graph_destroy(gr);
+    tlrt_stream_destroy(s);
+
+    /* a prepare that fails (the param is fine, the kernel faults on nothing here: use a bad grid) is
+     * covered by run_bad; destroy frees the pbuffer and the params (ASan / valgrind) */
+    tlrt_free(ctx, t.dx);
+    free(t.x);
+    free(t.w);
     tlrt_plan_destroy(p);
 }
 
@@ -945,6 +1187,134 @@ static void test_module_graphs(void) {
     /* the module frees its graphs when unloaded (checked by ASan / valgrind) */
 }
 
+/* ---- the CUDA back end against a fake driver (Inputs/plan_fake_cuda.c: fake_libcuda.c where
+ * cuMemAlloc/cuMemFree/cuMemsetD8 fail while a stream captures, as in CUDA's thread-local mode) */
+
+static const char fake_plan_kernels[] =
+    "tilec-metadata 1\n"
+    "kernel plan_add variant_of=plan_add num_warps=4 block=128 smem=0 smem_dynamic=0\n"
+    "param 0 a view f32 rank=3 facts=-\nparam 1 b view f32 rank=3 facts=-\nparam 2 y view f32 rank=3 facts=-\n"
+    "kernel plan_scale variant_of=plan_scale num_warps=4 block=128 smem=0 smem_dynamic=0\n"
+    "param 0 x view f32 rank=2 facts=-\nparam 1 y view f32 rank=2 facts=-\nparam 2 s scalar f32 facts=-\n"
+    "param 3 t scalar i32 facts=-\n";
+
+static void child_fake_cuda(const char *lib) {
+    setenv("TILEC_LIBCUDA", lib, 1);
+    TlrtContext *c = NULL;
+    TlrtStatus st = tlrt_create(TLRT_DEVICE_CUDA, &c);
+    CHECK(st == TLRT_OK);
+    if (st) {
+        fprintf(stderr, "  fake driver: %s\n", tlrt_last_error(c));
+        tlrt_destroy(c);
+        return;
+    }
+    void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    int (*allocs)(void) = h ? (int (*)(void))dlsym(h, "fake_alloc_count") : NULL;
+    int (*frees)(void) = h ? (int (*)(void))dlsym(h, "fake_free_count") : NULL;
+    int (*launches)(void) = h ? (int (*)(void))dlsym(h, "fake_launch_count") : NULL;
+    int (*replays)(void) = h ? (int (*)(void))dlsym(h, "fake_graph_replays") : NULL;
+    CHECK(allocs && frees && launches && replays);
+    /* the PTX: metadata (kernels, then the graph block of plan_prep), then the entries */
+    size_t cap = sizeof fake_plan_kernels + 3 * sizeof plan_prep + 256, len = 0;
+    char *ptx = malloc(cap);
+    for (const char *l = fake_plan_kernels; *l;) {
+        size_t n = strcspn(l, "\n") + 1;
+        len += (size_t)snprintf(ptx + len, cap - len, "// %.*s", (int)n, l);
+        l += n;
+    }
+    for (const char *l = plan_prep; *l;) {
+        size_t n = strcspn(l, "\n") + 1;
+        len += (size_t)snprintf(ptx + len, cap - len, "// %.*s", (int)n, l);
+        l += n;
+    }
+    snprintf(ptx + len, cap - len, "// end\n.version 8.0\n.target sm_90\n.address_size 64\n"
+                                   ".visible .entry plan_add(\n.visible .entry plan_scale(\n");
+    TlrtModule *m = NULL;
+    TlrtPlan *p = NULL;
+    st = tlrt_module_load_ptx(c, ptx, &m);
+    free(ptx);
+    CHECK(st == TLRT_OK);
+    if (st) fprintf(stderr, "  %s\n", tlrt_last_error(c));
+    if (!st) CHECK(tlrt_plan_create(m, "prep", &p) == TLRT_OK && p);
+    if (!p || !allocs || !frees || !launches || !replays) {
+        tlrt_module_unload(m);
+        tlrt_destroy(c);
+        return;
+    }
+    float w[3 * 40] = {0};
+    int64_t wsz[2] = {3, 40}, xs[3] = {2, 3, 40};
+    void *dx = NULL;
+    TlrtStream *s = NULL;
+    TlrtGraph *g = NULL;
+    CHECK(tlrt_malloc(c, 2 * 3 * 40 * 4, &dx) == TLRT_OK && tlrt_stream_create(c, &s) == TLRT_OK);
+    TlrtArg xa = tlrt_arg_view(dx, 3, xs);
+    CHECK(tlrt_plan_bind_param(p, "w", w, 2, wsz) == TLRT_OK && tlrt_plan_bind_input(p, "x", &xa.u.view) == TLRT_OK);
+    /* a capture of a plan that never ran is refused before anything happens (it would allocate) */
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    int a0 = allocs(), l0 = launches();
+    CHECK(tlrt_plan_run(p, s) == TLRT_ERR_UNSUPPORTED && CONTAINS(tlrt_last_error(c), "has buffers to allocate"));
+    CHECK(tlrt_graph_end_capture(s, &g) == TLRT_OK && g);
+    tlrt_graph_destroy(g);
+    CHECK(allocs() == a0 && launches() == l0);
+    /* the first run allocates the pbuffer and the buffer and launches the prepare and the launch */
+    CHECK(tlrt_plan_run(p, s) == TLRT_OK && allocs() == a0 + 2 && launches() == l0 + 2);
+    /* the next ones allocate and free nothing and launch once */
+    int f0 = frees();
+    CHECK(tlrt_plan_run(p, s) == TLRT_OK && tlrt_plan_run(p, s) == TLRT_OK);
+    CHECK(allocs() == a0 + 2 && frees() == f0 && launches() == l0 + 4);
+    /* now a capture works: it records the one launch (cuMemAlloc would fail in it), and replays */
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    st = tlrt_plan_run(p, s);
+    CHECK(st == TLRT_OK);
+    if (st) fprintf(stderr, "  %s\n", tlrt_last_error(c));
+    CHECK(tlrt_graph_end_capture(s, &g) == TLRT_OK && g);
+    CHECK(launches() == l0 + 4 && g && tlrt_graph_launch(g, s) == TLRT_OK && tlrt_graph_launch(g, s) == TLRT_OK);
+    CHECK(replays() == 2 && launches() == l0 + 6);
+    tlrt_graph_destroy(g);
+    /* a rebound param needs the prepare: refused in a capture, run by the next plain run */
+    CHECK(tlrt_plan_bind_param(p, "w", w, 2, wsz) == TLRT_OK);
+    CHECK(tlrt_graph_begin_capture(s) == TLRT_OK);
+    CHECK(tlrt_plan_run(p, s) == TLRT_ERR_UNSUPPORTED && CONTAINS(tlrt_last_error(c), "has prepares to run"));
+    CHECK(tlrt_graph_end_capture(s, &g) == TLRT_OK);
+    tlrt_graph_destroy(g);
+    int l1 = launches();
+    CHECK(tlrt_plan_run(p, s) == TLRT_OK && launches() == l1 + 2);
+    /* destroy frees everything the plan allocated: the two buffers and the param */
+    tlrt_plan_destroy(p);
+    CHECK(tlrt_free(c, dx) == TLRT_OK);
+    CHECK(allocs() == frees());
+    tlrt_stream_destroy(s);
+    tlrt_module_unload(m);
+    tlrt_destroy(c);
+}
+
+/* Runs child_fake_cuda in a child process (the driver table is loaded once per process); its checks
+ * count as one here. SKIP without a C compiler. */
+static void test_fake_cuda(void) {
+    const char *cc = getenv("TILEC_CC");
+    if (!cc || !*cc) cc = "cc";
+    char lib[160], cmd[1024];
+    snprintf(lib, sizeof lib, "%s/libplanfakecuda.so", workdir);
+    snprintf(cmd, sizeof cmd, "%s -shared -fPIC -o %s %s/tests/unit/Inputs/plan_fake_cuda.c 2>&1", cc, lib, TILEC_SOURCE_DIR);
+    if (system(cmd) != 0) {
+        printf("SKIP: fake CUDA driver (no C compiler)\n");
+        return;
+    }
+    fflush(stdout), fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_passed = check_failed = 0;
+        child_fake_cuda(lib);
+        printf("  fake CUDA driver: %d passed, %d failed\n", check_passed, check_failed);
+        fflush(stdout);
+        _exit(check_failed ? 1 : 0);
+    }
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    CHECK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(lib);
+}
+
 int main(void) {
     const char *seed = getenv("TILEC_SEED");
     rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
@@ -955,6 +1325,7 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
+    test_fake_cuda(); /* first: fork before the emulator starts any thread */
     if (tlrt_create(TLRT_DEVICE_EMU, &ctx) != TLRT_OK) {
         fprintf(stderr, "no emulator: %s\n", tlrt_last_error(ctx));
         return 1;
@@ -983,6 +1354,7 @@ int main(void) {
         test_mutations();
         test_run_bcast();
         test_run_chain();
+        test_run_prepare();
         test_run_half();
         test_run_skip();
         test_run_errors();

@@ -22,7 +22,8 @@ static void usage(FILE *f) {
           "                         object for the emulator), so (that object linked into a shared\n"
           "                         object by `cc -shared`; TILEC_CC overrides cc) or meta (the\n"
           "                         kernel metadata alone, with the execution plans of graphs) or\n"
-          "                         plan (the graphs' execution plans alone, docs/graphs.md)\n"
+          "                         plan (the graphs' execution plans alone, docs/graphs.md) or\n"
+          "                         dot (Graphviz of the graphs after fusion, a cluster per kernel)\n"
           "  --target=nvptx|host    code generation target (default nvptx)\n"
           "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
           "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
@@ -30,7 +31,16 @@ static void usage(FILE *f) {
           "  -g                     full debug info (a debug build of the kernel)\n"
           "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
           "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
-          "  --remarks              one remark per code generation decision (to stderr)\n"
+          "  --remarks              one remark per code generation, folding and fusion decision\n"
+          "                         (to stderr)\n"
+          "  --no-fuse              one kernel per graph op (no `group`s); with --no-fold-bn, the\n"
+          "                         unfused baseline. --emit=ir prints graphs after the passes\n"
+          "  --no-fold-bn           keep batch_norm ops (no folding into the conv weights)\n"
+          "  --print-graph          print each graph before and after fold-bn and fuse, with the\n"
+          "                         kernel counts (to stderr)\n"
+          "  --report=traffic       per kernel: DRAM bytes read and written, FLOPs and the roofline\n"
+          "                         floor on the --mcpu's GPUs, fused vs unfused (to stderr)\n"
+          "  --dims N=32,C=64,...   shape symbol values for --report=traffic\n"
           "  --cache-dir=DIR        reuse llvm/ptx/obj/so/meta outputs from the compile cache in DIR\n"
           "                         (default $TILEC_CACHE_DIR; empty: no cache). A cached result\n"
           "                         prints no warnings or remarks\n"
@@ -116,7 +126,7 @@ enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
     OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
     OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_FMA, OPT_REMARKS,
-    OPT_CACHE_DIR,
+    OPT_CACHE_DIR, OPT_NO_FUSE, OPT_NO_FOLD_BN, OPT_PRINT_GRAPH, OPT_REPORT, OPT_DIMS,
     OPT_RUN_INTERP, OPT_GRID, OPT_ARG, OPT_SEED, OPT_DUMP,
 };
 
@@ -169,6 +179,11 @@ int main(int argc, char **argv) {
         {"fma", required_argument, 0, OPT_FMA},
         {"remarks", no_argument, 0, OPT_REMARKS},
         {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
+        {"no-fuse", no_argument, 0, OPT_NO_FUSE},
+        {"no-fold-bn", no_argument, 0, OPT_NO_FOLD_BN},
+        {"print-graph", no_argument, 0, OPT_PRINT_GRAPH},
+        {"report", required_argument, 0, OPT_REPORT},
+        {"dims", required_argument, 0, OPT_DIMS},
         {"run-interp", no_argument, 0, OPT_RUN_INTERP},
         {"grid", required_argument, 0, OPT_GRID},
         {"arg", required_argument, 0, OPT_ARG},
@@ -219,8 +234,9 @@ int main(int argc, char **argv) {
             else if (!strcmp(optarg, "meta")) opt.emit = TL_EMIT_META;
             else if (!strcmp(optarg, "so")) opt.emit = TL_EMIT_SO;
             else if (!strcmp(optarg, "plan")) opt.emit = TL_EMIT_PLAN;
+            else if (!strcmp(optarg, "dot")) opt.emit = TL_EMIT_DOT;
             else {
-                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj, so, meta or plan)\n", optarg);
+                fprintf(stderr, "tilec: error: unknown --emit kind '%s' (expected tokens, ast, ir, llvm, ptx, obj, so, meta or plan), or dot for graphs\n", optarg);
                 free(defs);
                 return TL_ERR_USAGE;
             }
@@ -281,6 +297,18 @@ int main(int argc, char **argv) {
             break;
         case OPT_REMARKS: opt.remarks = true; break;
         case OPT_CACHE_DIR: opt.cache_dir = optarg; break;
+        case OPT_NO_FUSE: opt.no_fuse = true; break;
+        case OPT_NO_FOLD_BN: opt.no_fold_bn = true; break;
+        case OPT_PRINT_GRAPH: opt.print_graph = true; break;
+        case OPT_REPORT:
+            if (strcmp(optarg, "traffic") != 0) {
+                fprintf(stderr, "tilec: error: unknown --report kind '%s' (expected traffic)\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            opt.report_traffic = true;
+            break;
+        case OPT_DIMS: opt.dims = optarg; break;
         case OPT_RUN_INTERP: run = true; break;
         case OPT_GRID:
             run_opts = true;

@@ -1,0 +1,155 @@
+/* fuse (docs/passes/fuse.md, docs/graphs.md section 7): partitions a graph's ops into kernels. A group
+ * is an anchor (any op) followed by a chain of pointwise consumers (unary, binary, batch_norm), each
+ * reading the previous member's result, which has that one use, is no graph output, and has the
+ * consumer's result shape; the consumers' other operands ("side inputs") must exist before the anchor
+ * runs. Every op gets `group = G`; groups are numbered in program order of their anchors. The decision
+ * is made here, on graph IR, so that it can be printed, tested and explained; the lowering only
+ * follows the attribute. */
+#include <string.h>
+#include "graph_passes.h"
+#include "../support/arena.h"
+
+typedef struct Fuse {
+    Func *g;
+    Op **ops;     /* graph ops in block order (the return excluded) */
+    int n;
+    int *group;   /* per op */
+    int *prev;    /* per op: the chain predecessor's index in its group, -1 for an anchor */
+    int *anchor;  /* per op: its group's anchor index */
+    int *members; /* per anchor: pointwise consumers taken so far */
+} Fuse;
+
+static int index_of(const Fuse *f, const Op *op) {
+    for (int i = 0; i < f->n; i++)
+        if (f->ops[i] == op) return i;
+    return -1;
+}
+
+static bool is_pointwise(const Op *op) {
+    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM;
+}
+
+static bool is_output(const Func *g, const Value *v) {
+    const Op *ret = g->body.block->last;
+    for (int i = 0; ret && ret->kind == OP_RETURN && i < ret->num_operands; i++)
+        if (ret->operands[i] == v) return true;
+    return false;
+}
+
+/* The op's short name in remarks: its kind for unary/binary/reduce/pool (relu, add), else the op
+ * name without "graph." (conv2d, batch_norm). */
+static const char *short_name(const Op *op) {
+    const char *k = ir_op_attr_str(op, "kind");
+    if (k && (op->kind == OP_G_UNARY || op->kind == OP_G_BINARY)) return k;
+    const char *n = ir_op_info[op->kind].name;
+    return strncmp(n, "graph.", 6) ? n : n + 6;
+}
+
+static const char *vname(Arena *a, const Value *v) {
+    if (v->name) return arena_printf(a, "'%%%s'", v->name);
+    return v->def ? arena_printf(a, "the result of %s", short_name(v->def)) : arena_printf(a, "argument #%d", v->index);
+}
+
+/* Why consumer c (index ci) cannot join the group of its chain operand r's producer (index pi), or
+ * NULL when it can. Checked in the order of section 7's list. */
+static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value *r) {
+    const Op *c = f->ops[ci];
+    int uses = ir_count_uses(f->g, (Value *)r);
+    if (is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", vname(a, r));
+    if (uses > 1) return arena_printf(a, "%s has %d uses", vname(a, r), uses);
+    if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", vname(a, r));
+    if (!is_pointwise(c))
+        return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
+                            vname(a, r));
+    if (c->kind == OP_G_BATCH_NORM && c->operands[0] != r)
+        return arena_printf(a, "%s is a statistics operand of batch_norm, not its input", vname(a, r));
+    if (c->results->type != r->type)
+        return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
+    int an = f->anchor[pi];
+    for (int i = 0; i < c->num_operands; i++) {
+        const Value *s = c->operands[i];
+        if (s == r || !s->def) continue;
+        int si = index_of(f, s->def);
+        if (si >= an)
+            return arena_printf(a, "its other operand %s is computed after %s, the first op of kernel %d", vname(a, s),
+                                short_name(f->ops[an]), f->group[an]);
+    }
+    if (f->members[an] >= FUSE_MAX_CONSUMERS)
+        return arena_printf(a, "kernel %d already has %d pointwise consumers (register pressure)", f->group[an],
+                            FUSE_MAX_CONSUMERS);
+    return NULL;
+}
+
+/* The single graph op that uses r, or -1. */
+static int sole_user(const Fuse *f, int from, const Value *r) {
+    for (int i = from + 1; i < f->n; i++)
+        for (int k = 0; k < f->ops[i]->num_operands; k++)
+            if (f->ops[i]->operands[k] == r) return i;
+    return -1;
+}
+
+static void partition(Fuse *f, Arena *a) {
+    int next_group = 0;
+    for (int i = 0; i < f->n; i++) {
+        if (f->group[i] >= 0) continue;
+        f->group[i] = next_group++;
+        f->anchor[i] = i;
+        /* Prepare ops run once at bind time and reshapes are views: neither is a kernel to grow. */
+        if (graph_op_is_free(f->ops[i])) continue;
+        for (int cur = i;;) {
+            const Value *r = f->ops[cur]->results;
+            int c = sole_user(f, cur, r);
+            if (c < 0 || f->group[c] >= 0 || refusal(f, a, cur, c, r)) break;
+            f->group[c] = f->group[i];
+            f->anchor[c] = i;
+            f->prev[c] = cur;
+            f->members[i]++;
+            cur = c;
+        }
+    }
+}
+
+/* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
+static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
+    for (int ci = 0; ci < f->n; ci++) {
+        const Op *c = f->ops[ci];
+        for (int k = 0; k < c->num_operands; k++) {
+            const Value *r = c->operands[k];
+            int pi = r->def ? index_of(f, r->def) : -1;
+            if (pi < 0 || graph_op_is_free(f->ops[pi])) continue;
+            const Op *p = f->ops[pi];
+            if (f->prev[ci] == pi) {
+                diag_remark(d, c->loc, "fused %s into %s (kernel %d): saves %s bytes of DRAM traffic", short_name(c),
+                            short_name(f->ops[f->anchor[ci]]), f->group[ci], graph_bytes_text(a, r->type, 2));
+                continue;
+            }
+            const char *why;
+            if (f->group[ci] == f->group[pi]) continue; /* a value used twice inside one group cannot happen */
+            if (f->prev[ci] >= 0) why = arena_printf(a, "%s is a side input of kernel %d", vname(a, r), f->group[ci]);
+            else why = refusal(f, a, pi, ci, r);
+            if (!why) why = "the consumer starts its own kernel";
+            diag_remark(d, c->loc, "not fused: %s -> %s: %s (keeps %s bytes of DRAM traffic)", short_name(p),
+                        short_name(c), why, graph_bytes_text(a, r->type, 2));
+        }
+    }
+}
+
+int pass_fuse(Func *g, DiagEngine *d, bool remarks) {
+    Fuse f = {.g = g};
+    for (Op *op = g->body.block->first; op; op = op->next) f.n += ir_op_info[op->kind].level == IR_LEVEL_GRAPH;
+    Arena *a = arena_new();
+    f.ops = arena_calloc(a, (size_t)f.n + 1, sizeof *f.ops);
+    f.group = arena_calloc(a, (size_t)f.n + 1, sizeof *f.group);
+    f.prev = arena_calloc(a, (size_t)f.n + 1, sizeof *f.prev);
+    f.anchor = arena_calloc(a, (size_t)f.n + 1, sizeof *f.anchor);
+    f.members = arena_calloc(a, (size_t)f.n + 1, sizeof *f.members);
+    int n = 0;
+    for (Op *op = g->body.block->first; op; op = op->next)
+        if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH) f.ops[n++] = op;
+    for (int i = 0; i < f.n; i++) f.group[i] = f.prev[i] = -1;
+    partition(&f, a);
+    for (int i = 0; i < f.n; i++) ir_op_set_attr(g->module, f.ops[i], "group", ir_attr_int(g->module, f.group[i]));
+    if (remarks) remark_all(&f, a, d);
+    arena_free(a);
+    return graph_kernel_count(g, NULL);
+}

@@ -1,0 +1,41 @@
+/* The graph-level passes of docs/graphs.md section 7, run by the driver on every FUNC_GRAPH between
+ * sema/import and the lowering (driver/graph_plan.h):
+ *
+ *   fold-bn (fold_bn.c)  conv2d -> batch_norm becomes conv2d(x, bn_fold_weight(w..), bn_fold_bias(..))
+ *   fuse    (fuse.c)     every op gets `group = G`; the ops of one group become one kernel
+ *
+ * They are not in passes.def: that pipeline runs on tile IR after the lowering, when no graph is
+ * left. Both report decisions as remarks (when `remarks` is set) at the op concerned, and never fail on
+ * a well-formed graph: a pattern they cannot handle is left as it is (with a remark saying why). */
+#ifndef TILEC_GRAPH_PASSES_H
+#define TILEC_GRAPH_PASSES_H
+#include <stdbool.h>
+#include "../ir/ir.h"
+#include "../support/diag.h"
+
+/* A group may hold at most this many pointwise consumers after its anchor (register pressure:
+ * docs/passes/fuse.md says why 8). */
+#define FUSE_MAX_CONSUMERS 8
+
+/* fold-bn on graph g: rewrites every foldable conv2d -> batch_norm pair (section 7's conditions) and
+ * removes the batch_norm. New ops live in g's module arena. Returns the number of folds. */
+int pass_fold_bn(Func *g, DiagEngine *d, bool remarks);
+
+/* fuse on graph g: sets the int attribute `group` on every op of g (replacing any earlier one) and
+ * reports every fusion taken or refused. Returns the number of kernels (see graph_kernel_count). */
+int pass_fuse(Func *g, DiagEngine *d, bool remarks);
+
+/* Whether op is a prepare op: every operand is a param of its graph or the result of a prepare op
+ * (such ops run once, when the params are bound). */
+bool graph_op_is_prepare(const Op *op);
+/* Whether op launches no kernel of its own at run time: graph.reshape (a view) and prepare ops. */
+bool graph_op_is_free(const Op *op);
+/* The number of kernels launched per run: with `group` attributes, the groups whose first op is not
+ * free; without, the ops that are not free (one kernel per op). *prepare (when not NULL) receives the
+ * number of prepare ops. */
+int graph_kernel_count(const Func *g, int *prepare);
+/* The bytes of tensor type t (numel * element size) as a canonical shape expression text: a number when
+ * every dim is literal, else an expression over the shape symbols (`4*C*H*N*W`). Arena a. `times`
+ * multiplies it (2 for a write + a read). */
+const char *graph_bytes_text(Arena *a, const Type *t, int times);
+#endif
