@@ -58,6 +58,12 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", vname(a, r));
     if (uses > 1) return arena_printf(a, "%s has %d uses", vname(a, r), uses);
     if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", vname(a, r));
+    /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
+     * conv and pooling a window around it (a halo). Both need elements other programs compute. */
+    bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL;
+    if (!is_pointwise(c) && row)
+        return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s (fusing it needs "
+                            "one CTA per row, not implemented yet)", short_name(c), vname(a, r));
     if (!is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
                             vname(a, r));

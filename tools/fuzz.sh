@@ -20,6 +20,8 @@ fi
 
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   CC=clang cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_FUZZ=ON >/dev/null
+else
+  cmake -S . -B "$BUILD_DIR" >/dev/null   # pick up targets added since the last configure
 fi
 TARGETS=(${FUZZ_TARGETS:-fuzz_tile fuzz_ir fuzz_meta fuzz_onnx})
 cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j"$(nproc)" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
