@@ -57,6 +57,12 @@ struct Cg {
     PtrMap vals;                  /* Value* -> CgVal* */
     AxisInfo *ax;                 /* contiguity/divisibility facts of this kernel */
     bool failed;
+    /* The tile with the most register bytes per thread seen by cg_layout, for the register budget
+     * warning (codegen.c). */
+    const Op *reg_big_op;
+    const Type *reg_big_tile;
+    const char *reg_big_layout;
+    int64_t reg_big_bytes;
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     LLVMTypeRef t_gptr, t_sptr;   /* ptr addrspace(1), ptr addrspace(3) */
 };

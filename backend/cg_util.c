@@ -312,6 +312,13 @@ bool cg_layout(Cg *cg, const Op *op, const Type *tile, Layout *l, LayoutRegMap *
         cg_error(cg, op, "%s would need more than 65536 registers per thread in layout '%s'", name, tile->layout);
         return false;
     }
+    /* Distinct elements per thread, a lower bound whatever the layout (replicas not counted) */
+    int64_t numel = 1, threads = 32 * (int64_t)cg->num_warps;
+    for (int d = 0; d < tile->rank; d++) numel *= tile->dims[d];
+    int bits = ir_type_bits(tile->elem);
+    int64_t bytes = (numel + threads - 1) / threads * (bits > 8 ? bits / 8 : 1);
+    if (bytes > cg->reg_big_bytes)
+        cg->reg_big_op = op, cg->reg_big_tile = tile, cg->reg_big_layout = tile->layout, cg->reg_big_bytes = bytes;
     return true;
 }
 

@@ -222,6 +222,19 @@ static void check_smem_budget(Cg *cg) {
               cg->func->name);
 }
 
+/* NVPTX: a thread has at most 255 32-bit registers. One tile whose elements, spread evenly over the
+ * CTA's threads, alone need more is sure to spill to local memory (slow, but correct): a warning
+ * naming the tile, not an error. */
+static void check_reg_budget(Cg *cg) {
+    enum { MAX_REGS = 255 };
+    if (cg->opt->target != BE_TARGET_NVPTX || cg->reg_big_bytes <= 4 * MAX_REGS) return;
+    diag_warning(cg->diag, cg->reg_big_op ? cg->reg_big_op->loc : cg->func->loc,
+                 "kernel '%s': %s needs at least %lld bytes of registers per thread (layout '%s', %d warp%s), more than the "
+                 "%d registers (%d bytes) a thread has: it will spill to local memory; smaller tiles or more "
+                 "warps reduce it", cg->func->name, cg_type_name(cg, cg->reg_big_tile), (long long)cg->reg_big_bytes,
+                 cg->reg_big_layout, cg->num_warps, cg->num_warps == 1 ? "" : "s", MAX_REGS, 4 * MAX_REGS);
+}
+
 bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, DiagEngine *d, int64_t *smem_bytes) {
     Cg cg = {0};
     cg.arena = arena_new();
@@ -250,6 +263,7 @@ bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, Di
                 LLVMBuildRetVoid(cg.b);
                 cg.hooks->finish_kernel(&cg);
                 check_smem_budget(&cg);
+                check_reg_budget(&cg);
             }
         }
     }

@@ -29,6 +29,8 @@ static const Type *fn_type(Sema *s, const AstType *t, bool report, const char *w
     return ty;
 }
 
+enum { SEMA_MAX_CALL_DEPTH = 200 }; /* as the parser's 200 nested brackets */
+
 static bool on_stack(Sema *s, const AstDecl *decl) {
     for (int i = 0; i < s->stack.len; i++)
         if (s->stack.items[i] == decl) return true;
@@ -189,6 +191,13 @@ bool sema_user_call(Sema *s, const Ast *call, SVal *out) {
     if (on_stack(s, decl)) {
         diag_error(s->d, call->loc, "recursive call to '%s' (recursion is not supported)", decl->name);
         diag_note(s->d, decl->loc, "'%s' declared here", decl->name);
+        return true;
+    }
+    /* Each nested call recurses through sema (and later the inliner): a bound keeps a long call
+     * chain from overflowing the stack. */
+    if (s->stack.len >= SEMA_MAX_CALL_DEPTH) {
+        diag_error(s->d, call->loc, "calls nested too deep: calling '%s' here would be more than %d fns deep",
+                   decl->name, SEMA_MAX_CALL_DEPTH);
         return true;
     }
     int idx = sema_decl_index(s, decl);

@@ -154,6 +154,15 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
             return NULL;
         }
     }
+    /* Plans and the runtime size buffers in int64 bytes: the literal dims alone must fit. */
+    int64_t bytes = ir_type_bits(e) / 8;
+    for (int i = 0; i < t->ndims; i++) {
+        if (dims[i] > 0 && __builtin_mul_overflow(bytes, dims[i], &bytes)) {
+            diag_error(s->d, t->loc, "a tensor of %s is too large: its constant dims alone hold more than 2^63 bytes",
+                       sema_tstr(s, e));
+            return NULL;
+        }
+    }
     return ir_type_tensor(s->m, e, t->ndims, dims, syms);
 }
 

@@ -27,10 +27,15 @@ typedef struct EmuAlloc {
     size_t size;             /* bytes the user asked for (accesses past it are faults) */
 } EmuAlloc;
 
-/* Live allocations sorted by base (no overlaps). */
+enum { EMU_FREED_KEEP = 64 };
+
+/* Live allocations sorted by base (no overlaps), and the last EMU_FREED_KEEP freed ones (a ring),
+ * so that a kernel using a freed pointer is told so rather than "not in any allocation". */
 typedef struct EmuAllocTable {
     EmuAlloc *v;
     int n, cap;
+    EmuAlloc freed[EMU_FREED_KEEP];
+    int freed_next;          /* ring position of the next free */
 } EmuAllocTable;
 
 /* Allocates bytes (>= 0) aligned to 256, filled with 0xFF (NaN for floats, -1 for integers, so a
@@ -44,8 +49,15 @@ void emu_mem_free_all(EmuAllocTable *t);
 const EmuAlloc *emu_mem_find(const EmuAllocTable *t, const void *p, size_t bytes);
 /* Describes where [p, p + bytes) lies relative to the allocations, for messages: "12 bytes past the
  * end of a 4096-byte allocation at 0x...", "its last 4 bytes past the end of ...", "8 bytes before
- * a ...", "offset 8 in a ..." (inside), "a null pointer", "not in any of the 3 device allocations". */
+ * a ...", "offset 8 in a ..." (inside), "a null pointer", "offset 8 in a 4096-byte allocation at
+ * 0x... that was freed (tlrt_free)", "not in any of the 3 device allocations". */
 void emu_mem_describe(const EmuAllocTable *t, const void *p, size_t bytes, char *buf, size_t n);
+
+/* ---- module files (emu_elf.c) */
+/* Whether path looks like a complete 64-bit ELF file whose loadable segments lie inside it (dlopen
+ * would die of SIGBUS on a truncated one); on false, why[0..n) says what is wrong. A file that cannot
+ * be opened passes (dlopen reports it). */
+bool emu_elf_check(const char *path, char *why, size_t n);
 
 /* ---- fibers (emu_fiber.c) */
 typedef enum EmuFiberState { FIBER_READY, FIBER_BARRIER, FIBER_SHFL, FIBER_DONE } EmuFiberState;

@@ -33,6 +33,10 @@ void *emu_mem_alloc(EmuAllocTable *t, size_t bytes) {
     void *p = aligned_alloc(ALIGN, rounded);
     if (!p) return NULL;
     memset(p, 0xff, rounded);
+    for (int k = 0; k < EMU_FREED_KEEP; k++) { /* reused memory is no longer "freed" */
+        EmuAlloc *f = &t->freed[k];
+        if (f->base < (uintptr_t)p + rounded && (uintptr_t)p < f->base + (f->size ? f->size : 1)) *f = (EmuAlloc){0};
+    }
     int at = floor_index(t, (uintptr_t)p) + 1;
     memmove(&t->v[at + 1], &t->v[at], (size_t)(t->n - at) * sizeof *t->v);
     t->v[at] = (EmuAlloc){(uintptr_t)p, bytes};
@@ -43,6 +47,8 @@ void *emu_mem_alloc(EmuAllocTable *t, size_t bytes) {
 bool emu_mem_free(EmuAllocTable *t, void *p) {
     int i = floor_index(t, (uintptr_t)p);
     if (i < 0 || t->v[i].base != (uintptr_t)p) return false;
+    t->freed[t->freed_next] = t->v[i];
+    t->freed_next = (t->freed_next + 1) % EMU_FREED_KEEP;
     free(p);
     memmove(&t->v[i], &t->v[i + 1], (size_t)(t->n - i - 1) * sizeof *t->v);
     t->n--;
@@ -81,6 +87,15 @@ void emu_mem_describe(const EmuAllocTable *t, const void *p, size_t bytes, char 
         else
             snprintf(buf, n, "offset %" PRIuPTR " in a %zu-byte allocation at %#" PRIxPTR, off, below->size, below->base);
         return;
+    }
+    /* A recently freed allocation holding p (newest first: the address may have been reused) */
+    for (int k = 1; k <= EMU_FREED_KEEP; k++) {
+        const EmuAlloc *f = &t->freed[(t->freed_next - k + EMU_FREED_KEEP) % EMU_FREED_KEEP];
+        if (f->base && a >= f->base && a - f->base < (f->size ? f->size : 1)) {
+            snprintf(buf, n, "offset %" PRIuPTR " in a %zu-byte allocation at %#" PRIxPTR " that was freed (tlrt_free)",
+                     a - f->base, f->size, f->base);
+            return;
+        }
     }
     uintptr_t gap_below = below ? a - (below->base + below->size) : UINTPTR_MAX;
     uintptr_t gap_above = above ? above->base - a : UINTPTR_MAX;

@@ -22,6 +22,9 @@ TlrtStatus emu_module_load(TlrtContext *ctx, const char *src, bool is_text, RtMe
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s%s", strchr(src, '/') ? "" : "./", src) >= (int)sizeof path)
         return rt_fail(ctx, TLRT_ERR_LOAD, "module path too long: %.200s...", src);
+    char why[200];
+    if (!emu_elf_check(path, why, sizeof why))
+        return rt_fail(ctx, TLRT_ERR_LOAD, "cannot load '%s' for the emulator: %s", src, why);
     dlerror();
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
