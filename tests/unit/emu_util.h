@@ -4,11 +4,16 @@
  * check.h; it declares that file's workdir, rng and ctx. */
 #ifndef TILEC_TESTS_EMU_UTIL_H
 #define TILEC_TESTS_EMU_UTIL_H
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "tilec/tilec.h"
 #include "tilec/tilert.h"
 
@@ -97,5 +102,47 @@ static void *dev_alloc(size_t bytes) {
     CHECK(tlrt_malloc(ctx, bytes, &p) == TLRT_OK);
     if (p) CHECK(tlrt_memset(ctx, p, 0xff, bytes) == TLRT_OK);
     return p;
+}
+/* The common start of an emulator test's main: seeds rng from TILEC_SEED or the clock (printed, so a
+ * failure replays), skips when there is no C compiler to link kernels, checks that this program exports
+ * the emulator entry `probe` (NULL: no check; needs _GNU_SOURCE for RTLD_DEFAULT), makes workdir
+ * /tmp/NAME.XXXXXX. Returns -1 to go on, else the status main returns (0 skipped, 1 broken set-up). */
+static inline int emu_test_begin(const char *name, const char *probe) {
+    const char *seed = getenv("TILEC_SEED");
+    rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
+    if (!rng) rng = 1;
+    printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
+    if (system("cc --version > /dev/null 2>&1") != 0) {
+        printf("SKIP: no C compiler (cc) to link the kernels\n");
+        return 0;
+    }
+#ifdef RTLD_DEFAULT
+    /* The kernels' tl_emu_* references resolve against this program (-rdynamic). */
+    if (probe && !dlsym(RTLD_DEFAULT, probe)) {
+        fprintf(stderr, "%s: this program does not export tl_emu_* (link it with -rdynamic)\n", name);
+        return 1;
+    }
+#else
+    (void)probe;
+#endif
+    snprintf(workdir, sizeof workdir, "/tmp/%s.XXXXXX", name);
+    if (!mkdtemp(workdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    return -1;
+}
+
+/* The last error of ctx contains every one of the given pieces (NULL-terminated); prints it either way. */
+static inline bool error_has(const char *first, ...) {
+    const char *e = tlrt_last_error(ctx);
+    bool ok = strstr(e, first) != NULL;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s; (s = va_arg(ap, const char *));) ok = ok && strstr(e, s);
+    va_end(ap);
+    if (!ok) fprintf(stderr, "unexpected message: %s\n", e);
+    else printf("  reported: %s\n", e);
+    return ok;
 }
 #endif

@@ -45,19 +45,6 @@ static TlrtStatus launch1(TlrtModule *m, const char *k, unsigned gx, unsigned gy
     return tlrt_launch(m, k, grid, a, n, NULL);
 }
 
-/* The last error contains every one of the given pieces (NULL-terminated). */
-static bool error_has(const char *first, ...) {
-    const char *e = tlrt_last_error(ctx);
-    bool ok = strstr(e, first) != NULL;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *s; (s = va_arg(ap, const char *));) ok = ok && strstr(e, s);
-    va_end(ap);
-    if (!ok) fprintf(stderr, "unexpected message: %s\n", e);
-    else printf("  reported: %s\n", e);
-    return ok;
-}
-
 /* ------------------------------------------------------------------ hook kernels */
 
 static void test_hook_kernels(void) {
@@ -505,24 +492,8 @@ static void test_api_errors(void) {
 }
 
 int main(void) {
-    const char *seed = getenv("TILEC_SEED");
-    rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
-    if (!rng) rng = 1;
-    printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
-    if (system("cc --version > /dev/null 2>&1") != 0) {
-        printf("SKIP: no C compiler (cc) to link the kernels\n");
-        return 0;
-    }
-    /* The kernels' tl_emu_* references resolve against this program (-rdynamic). */
-    if (!dlsym(RTLD_DEFAULT, "tl_emu_tid")) {
-        fprintf(stderr, "test_emu: this program does not export tl_emu_* (link it with -rdynamic / ENABLE_EXPORTS)\n");
-        return 1;
-    }
-    snprintf(workdir, sizeof workdir, "/tmp/test_emu.XXXXXX");
-    if (!mkdtemp(workdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int early = emu_test_begin("test_emu", "tl_emu_tid");
+    if (early >= 0) return early;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     CHECK(tlrt_device_kind(ctx) == TLRT_DEVICE_EMU);
     test_api_errors();

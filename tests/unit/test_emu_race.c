@@ -43,14 +43,6 @@ static TlrtStatus launch(TlrtModule *m, const char *k, unsigned gx, unsigned gy,
     return tlrt_launch(m, k, grid, a, n, NULL);
 }
 
-static bool error_has(const char *a, const char *b) {
-    const char *e = tlrt_last_error(ctx);
-    bool ok = strstr(e, a) && (!b || strstr(e, b));
-    if (!ok) fprintf(stderr, "unexpected message: %s\n", e);
-    else printf("  reported: %s\n", e);
-    return ok;
-}
-
 /* ------------------------------------------------------------------ planted faults */
 
 static void test_hand_kernels(const char *so, bool reverse) {
@@ -66,9 +58,9 @@ static void test_hand_kernels(const char *so, bool reverse) {
     CHECK(bad == 0);
     CHECK(launch(m, "missing_barrier", 1, 1, &a, 1) == TLRT_ERR_FAULT);
     CHECK(error_has("shared-memory race: thread ", reverse ? "thread 126 reads 4 bytes at smem offset 508 written by thread 127 since the last barrier (missing barrier?) in kernel missing_barrier, block (0,0,0)"
-                                                            : "thread 1 writes 4 bytes at smem offset 4 read by thread 0 since the last barrier (missing barrier?) in kernel missing_barrier, block (0,0,0)"));
+                                                            : "thread 1 writes 4 bytes at smem offset 4 read by thread 0 since the last barrier (missing barrier?) in kernel missing_barrier, block (0,0,0)", NULL));
     CHECK(launch(m, "write_write", 1, 1, &a, 1) == TLRT_ERR_FAULT);
-    CHECK(error_has("shared-memory race: thread", "(a different value) written by thread"));
+    CHECK(error_has("shared-memory race: thread", "(a different value) written by thread", NULL));
     TlrtStatus st = launch(m, "replicas", 2, 1, &a, 1);
     CHECK(st == TLRT_OK);
     if (st) fprintf(stderr, "%s\n", tlrt_last_error(ctx));
@@ -76,9 +68,9 @@ static void test_hand_kernels(const char *so, bool reverse) {
     CHECK(h[0] == 42 && h[127] == 42);
     CHECK(launch(m, "out_of_bounds", 1, 1, &a, 1) == TLRT_ERR_FAULT);
     CHECK(error_has("shared-memory access out of bounds: load of 4 bytes at smem offset 510, the kernel has 512 bytes of shared memory",
-                    "thread 5 (warp 0, lane 5)"));
+                    "thread 5 (warp 0, lane 5)", NULL));
     CHECK(launch(m, "write_after_reads", 1, 1, &a, 1) == TLRT_ERR_FAULT);
-    CHECK(error_has("shared-memory race: thread", reverse ? "reads 4 bytes at smem offset 0 written by thread 2" : "read by other threads"));
+    CHECK(error_has("shared-memory race: thread", reverse ? "reads 4 bytes at smem offset 0 written by thread 2" : "read by other threads", NULL));
     CHECK(launch(m, "wide_store", 2, 1, &a, 1) == TLRT_OK);
     CHECK(tlrt_memcpy_dtoh(ctx, h, out, 128 * 4) == TLRT_OK);
     bad = 0;
@@ -167,23 +159,8 @@ static void test_matmul(void) {
 }
 
 int main(void) {
-    const char *seed = getenv("TILEC_SEED");
-    rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
-    if (!rng) rng = 1;
-    printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
-    if (system("cc --version > /dev/null 2>&1") != 0) {
-        printf("SKIP: no C compiler (cc) to link the kernels\n");
-        return 0;
-    }
-    if (!dlsym(RTLD_DEFAULT, "tl_emu_check_shared")) {
-        fprintf(stderr, "test_emu_race: this program does not export tl_emu_* (link it with -rdynamic)\n");
-        return 1;
-    }
-    snprintf(workdir, sizeof workdir, "/tmp/test_emu_race.XXXXXX");
-    if (!mkdtemp(workdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int early = emu_test_begin("test_emu_race", "tl_emu_check_shared");
+    if (early >= 0) return early;
     char so[128], cmd[768];
     snprintf(so, sizeof so, "%s/race_kernels.so", workdir);
     snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -o %s %s/tests/emu/race_kernels.c", so, TILEC_SOURCE_DIR);

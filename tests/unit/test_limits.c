@@ -27,19 +27,6 @@
 #include "check.h"
 #include "emu_util.h"
 
-/* The last error contains every one of the given pieces (NULL-terminated). */
-static bool error_has(const char *first, ...) {
-    const char *e = tlrt_last_error(ctx);
-    bool ok = strstr(e, first) != NULL;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *s; (s = va_arg(ap, const char *));) ok = ok && strstr(e, s);
-    va_end(ap);
-    if (!ok) fprintf(stderr, "unexpected message: %s\n", e);
-    else printf("  reported: %s\n", e);
-    return ok;
-}
-
 static TlrtStatus launch(TlrtModule *m, const char *k, unsigned gx, unsigned gy, unsigned gz, const TlrtArg *a, int n) {
     unsigned grid[3] = {gx, gy, gz};
     return tlrt_launch(m, k, grid, a, n, NULL);
@@ -263,19 +250,8 @@ static void test_plans(TlrtModule *m) {
 }
 
 int main(void) {
-    const char *seed = getenv("TILEC_SEED");
-    rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
-    if (!rng) rng = 1;
-    printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
-    if (system("cc --version > /dev/null 2>&1") != 0) {
-        printf("SKIP: no C compiler (cc) to link the kernels\n");
-        return 0;
-    }
-    snprintf(workdir, sizeof workdir, "/tmp/test_limits.XXXXXX");
-    if (!mkdtemp(workdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int early = emu_test_begin("test_limits", NULL);
+    if (early >= 0) return early;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *so = compile_tile("tests/unit/Inputs/limits.tile", "limits", NULL);
     CHECK(so != NULL);

@@ -652,23 +652,8 @@ static void test_specialized(void) {
 }
 
 int main(void) {
-    const char *seed = getenv("TILEC_SEED");
-    rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
-    if (!rng) rng = 1;
-    printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
-    if (system("cc --version > /dev/null 2>&1") != 0) {
-        printf("SKIP: no C compiler (cc) to link the kernels\n");
-        return 0;
-    }
-    if (!dlsym(RTLD_DEFAULT, "tl_emu_tid")) {
-        fprintf(stderr, "test_std_ops: this program does not export tl_emu_* (link it with -rdynamic)\n");
-        return 1;
-    }
-    snprintf(workdir, sizeof workdir, "/tmp/test_std_ops.XXXXXX");
-    if (!mkdtemp(workdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int early = emu_test_begin("test_std_ops", "tl_emu_tid");
+    if (early >= 0) return early;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
