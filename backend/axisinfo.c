@@ -433,7 +433,7 @@ static Info view_part(const AxisInfo *ax, const Value *view, ViewPart part, int 
  * [first, first + rank), explicit mask at operand `mask` or -1). */
 static void view_access(const AxisInfo *ax, const Op *op, int first, int mask, const Type *t, Info *addr,
                         Info *m) {
-    const Value *view = op->operands[0];
+    const Value *view = op->operands[op->kind == OP_ASYNC_COPY_VIEW ? 2 : 0]; /* async_copy_view %buf, %stage, %view */
     const Type *vt = view->type;
     IrModule *mod = ax->kernel->module;
     const Type *i1 = ir_type_with_elem(mod, t, ir_type_scalar(mod, TY_I1));
@@ -843,13 +843,15 @@ int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, con
     bool have_mask = false;
     switch (mem_op->kind) {
     case OP_LOAD:
-    case OP_STORE: {
-        if (mem_op->num_operands < 1) return 1;
-        t = mem_op->operands[0]->type;
+    case OP_STORE:
+    case OP_ASYNC_COPY: { /* async_copy %buf, %stage, %ptr [, %mask] */
+        int pi = mem_op->kind == OP_ASYNC_COPY ? 2 : 0;
+        if (mem_op->num_operands < pi + 1) return 1;
+        t = mem_op->operands[pi]->type;
         if (t->kind != TY_TILE || !tracked(t) || t->elem->kind != TY_PTR) return 1;
         elem = ir_type_elem(t)->elem;
-        addr = facts_as(ax, mem_op->operands[0], t);
-        int mi = mem_op->kind == OP_LOAD ? 1 : 2;
+        addr = facts_as(ax, mem_op->operands[pi], t);
+        int mi = mem_op->kind == OP_LOAD ? 1 : mem_op->kind == OP_STORE ? 2 : 3;
         if (mi < mem_op->num_operands) {
             mask = facts_as(ax, mem_op->operands[mi], mem_op->operands[mi]->type);
             have_mask = mask.f.rank == t->rank;
@@ -858,14 +860,17 @@ int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, con
         break;
     }
     case OP_VIEW_LOAD:
-    case OP_VIEW_STORE: {
-        if (mem_op->num_operands < 1 || mem_op->operands[0]->type->kind != TY_VIEW) return 1;
+    case OP_VIEW_STORE:
+    case OP_ASYNC_COPY_VIEW: { /* async_copy_view %buf, %stage, %view, %i.. [, %mask] */
+        bool copy = mem_op->kind == OP_ASYNC_COPY_VIEW;
+        int vi = copy ? 2 : 0;
+        if (mem_op->num_operands < vi + 1 || mem_op->operands[vi]->type->kind != TY_VIEW) return 1;
         bool load = mem_op->kind == OP_VIEW_LOAD;
-        const Type *vt = mem_op->operands[0]->type;
-        int first = load ? 1 : 2;
-        if (load ? mem_op->num_results != 1 : mem_op->num_operands < 2) return 1;
+        const Type *vt = mem_op->operands[vi]->type;
+        int first = copy ? 3 : load ? 1 : 2;
+        if (copy ? vt->rank < 1 : load ? mem_op->num_results != 1 : mem_op->num_operands < 2) return 1;
         if (mem_op->num_operands < first + vt->rank) return 1;
-        t = load ? mem_op->results[0].type : mem_op->operands[1]->type;
+        t = copy ? mem_op->operands[first]->type : load ? mem_op->results[0].type : mem_op->operands[1]->type;
         if (t->kind != TY_TILE || t->rank > LAYOUT_MAX_RANK) return 1;
         elem = vt->elem;
         int mi = first + vt->rank < mem_op->num_operands ? first + vt->rank : -1;

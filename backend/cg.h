@@ -51,8 +51,12 @@ struct Cg {
     LLVMMetadataRef di_scope;     /* the kernel's DISubprogram, or NULL without debug info */
     int num_warps;                /* from the kernel attribute num_warps */
     LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
-    LLVMValueRef smem;            /* ptr addrspace(3), from hooks->shared_base */
-    int64_t smem_bytes;           /* max over smem_uses: all users share one region, separated by barriers */
+    LLVMValueRef smem;            /* ptr addrspace(3): the scratch region, after the persistent buffers */
+    LLVMValueRef smem_base;       /* ptr addrspace(3), from hooks->shared_base: persistent buffers first */
+    int64_t smem_persist;         /* bytes of the persistent buffers (local_alloc), before the scratch region */
+    int64_t smem_bytes;           /* smem_persist + max over smem_uses: scratch users share one region,
+                                     separated by barriers */
+    PtrMap local_bufs;            /* local_alloc result Value* -> CgLocalBuf* (lower_async.c) */
     PtrVec smem_uses;             /* CgSmemUse* */
     PtrMap vals;                  /* Value* -> CgVal* */
     AxisInfo *ax;                 /* contiguity/divisibility facts of this kernel */
@@ -135,6 +139,40 @@ void cg_barrier(Cg *cg);
 LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align);
 LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 
+/* ---- persistent shared-memory buffers (local_alloc; lower_async.c) */
+/* A local_alloc buffer smem<T>[d0, .., dn-1] with {row_pad = P}: row-major, the last dim padded to
+ * dn-1 + P elements, at a fixed 16-byte aligned offset of the PERSISTENT region, which starts at
+ * shared memory 0; every local_alloc of the kernel (at any depth) gets its own range, laid out by
+ * cg_local_layout before any op is lowered, and the scratch region of cg_smem starts after them, so
+ * no scratch user ever overlaps a buffer. */
+typedef struct CgLocalBuf {
+    int64_t offset;          /* bytes from the start of shared memory */
+    int64_t bytes;           /* padded size, a multiple of 16 */
+    int rank;
+    const int64_t *stride;   /* elements between consecutive indices of each dim (padding included) */
+    LLVMTypeRef et;          /* storage type of one element */
+    LLVMValueRef base;       /* ptr addrspace(3) to element [0, .., 0] (computed in the entry block) */
+} CgLocalBuf;
+/* Lays out every local_alloc of the kernel (called once, in the entry block, after cg->smem_base is
+ * set): fills cg->local_bufs and cg->smem_persist, sets cg->smem to the scratch region. False after
+ * an error (a malformed buffer type). */
+bool cg_local_layout(Cg *cg);
+/* The buffer of a local_alloc result; reports an internal error and returns NULL for other values. */
+const CgLocalBuf *cg_local_buf(Cg *cg, const Op *user, Value *buf);
+/* LOCAL_ALLOC (no code: laid out by cg_local_layout), LOCAL_LOAD, ASYNC_COPY, ASYNC_COPY_VIEW,
+ * ASYNC_COMMIT, ASYNC_WAIT (lower_async.c). */
+bool cg_lower_async(Cg *cg, Op *op);
+
+/* ---- tensor cores (docs/tensor-cores.md) */
+/* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and
+ * b[K][N] with a row stride of (cols + 16 / element bytes) elements, so that the 8 rows an
+ * ldmatrix reads fall in 8 different 16-byte bank groups. When operand `v` of a dot is the
+ * `local_load` of one stage of a pipelined shared-memory buffer (passes/pipeline.c), the dot reads
+ * it in place: returns true with *base (ptr addrspace(3)) = the address of element [0][0] and
+ * *row_stride = elements between consecutive rows; false = the dot stages v itself
+ * (lower_async.c). */
+bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride);
+
 /* ---- structure */
 /* Lowers every op of b in order (regions of for/if recurse through here). False after an error. */
 bool cg_lower_block(Cg *cg, Block *b);
@@ -150,6 +188,7 @@ bool cg_lower_reduce(Cg *cg, Op *op);      /* REDUCE */
 bool cg_lower_dot(Cg *cg, Op *op);         /* DOT */
 bool cg_lower_convert(Cg *cg, Op *op);     /* CONVERT_LAYOUT RESHAPE BARRIER */
 bool cg_lower_print(Cg *cg, Op *op);       /* PRINT (lower_print.c) */
+bool cg_lower_scratch(Cg *cg, Op *op);     /* LOCAL_GATHER LOCAL_SCATTER (lower_scratch.c) */
 /* A private constant NUL-terminated copy of s in address space `addrspace` (lower_print.c). */
 LLVMValueRef cg_cstring(Cg *cg, const char *s, unsigned addrspace);
 

@@ -394,7 +394,8 @@ LLVMValueRef cg_smem(Cg *cg, const Op *op, int64_t bytes, const char *what) {
     u->bytes = (bytes + 15) & ~(int64_t)15;
     u->what = arena_strdup(cg->arena, what);
     ptrvec_push(&cg->smem_uses, u);
-    if (u->bytes > cg->smem_bytes) cg->smem_bytes = u->bytes;
+    /* scratch starts after the persistent buffers (cg_local_layout) */
+    if (cg->smem_persist + u->bytes > cg->smem_bytes) cg->smem_bytes = cg->smem_persist + u->bytes;
     return cg->smem;
 }
 

@@ -68,6 +68,10 @@ static bool lower_op(Cg *cg, Op *op) {
     case OP_CONVERT_LAYOUT: case OP_RESHAPE: case OP_BARRIER:
         return cg_lower_convert(cg, op);
     case OP_PRINT: return cg_lower_print(cg, op);
+    case OP_LOCAL_GATHER: case OP_LOCAL_SCATTER: return cg_lower_scratch(cg, op);
+    case OP_LOCAL_ALLOC: case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT:
+    case OP_ASYNC_WAIT:
+        return cg_lower_async(cg, op);
     default: return reject(cg, op);
     }
 }
@@ -209,9 +213,12 @@ static void check_smem_budget(Cg *cg) {
         const CgSmemUse *u = cg->smem_uses.items[i];
         if (!big || u->bytes > big->bytes) big = u;
     }
-    cg_error(cg, big ? big->op : NULL, "kernel '%s' needs %lld bytes of shared memory for %s, more than the %lld "
+    /* persistent buffers (local_alloc: pipeline stages) come on top of the biggest scratch user */
+    const char *persist = cg->smem_persist ? arena_printf(cg->arena, " plus %lld bytes of persistent buffers (pipeline "
+                                                          "stages, scratch)", (long long)cg->smem_persist) : "";
+    cg_error(cg, big ? big->op : NULL, "kernel '%s' needs %lld bytes of shared memory for %s%s, more than the %lld "
              "bytes a CTA may use on %s", cg->func->name, (long long)cg->smem_bytes, big ? big->what : "scratch",
-             (long long)limit, mcpu);
+             persist, (long long)limit, mcpu);
     for (int i = 0; i < cg->smem_uses.len; i++) {
         const CgSmemUse *u = cg->smem_uses.items[i];
         if (u == big) continue;
@@ -257,8 +264,9 @@ bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, Di
             cg.tid = cg.hooks->thread_id(&cg);
             cg.lane = LLVMBuildAnd(cg.b, cg.tid, cg_i32(&cg, 31), "lane");
             cg.warp = LLVMBuildLShr(cg.b, cg.tid, cg_i32(&cg, 5), "warp");
-            cg.smem = cg.hooks->shared_base(&cg);
-            if (cg_lower_block(&cg, ir_func_block(kernel))) {
+            cg.smem = cg.smem_base = cg.hooks->shared_base(&cg);
+            /* persistent buffers first: scratch users (cg_smem) start after them */
+            if (cg_local_layout(&cg) && cg_lower_block(&cg, ir_func_block(kernel))) {
                 cg_set_loc(&cg, kernel->loc);
                 LLVMBuildRetVoid(cg.b);
                 cg.hooks->finish_kernel(&cg);
@@ -272,6 +280,7 @@ bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, Di
     LLVMDisposeBuilder(cg.b);
     ptrmap_free(&cg.vals);
     ptrvec_free(&cg.smem_uses);
+    ptrmap_free(&cg.local_bufs);
     arena_free(cg.arena);
     return ok;
 }

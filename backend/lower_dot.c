@@ -1,9 +1,12 @@
-/* DOT %a[M,K], %b[K,N], %acc[M,N] on CUDA cores: the operands are staged row-major in shared
- * memory (any operand layout works, and every thread can then read any row of a and column of
- * b), then each thread runs one loop over K updating the accumulator registers it holds. The
- * staging and the compute loop are separate so that a tensor-core (mma) path can replace the
- * loop alone. f16/bf16 (and f32) accumulate in f32, f64 in f64, i8 in i32. */
+/* DOT %a[M,K], %b[K,N], %acc[M,N]. A dot the layout pass gave the mma accumulator layout
+ * (ir/dot_mma.h) goes to tensor cores (lower_dot_mma.c); every other one runs here on CUDA
+ * cores: the operands are staged row-major in shared memory (any operand layout works, and every
+ * thread can then read any row of a and column of b), then each thread runs one loop over K
+ * updating the accumulator registers it holds. f16/bf16 (and f32, also with precision = tf32:
+ * the FMA loop is exact f32) accumulate in f32, f64 in f64, i8 in i32. */
 #include "cg.h"
+#include "lower_dot_mma.h"
+#include "lower_dot_wgmma.h"
 
 typedef struct DotSmem {
     LLVMValueRef a, b;  /* ptr addrspace(3): row-major a[M][K], b[K][N], storage element type */
@@ -120,6 +123,18 @@ bool cg_lower_dot(Cg *cg, Op *op) {
         cg_error(cg, op, "malformed dot of %s and %s (checked by the verifier)", ir_type_str(cg->ir, ta),
                  ir_type_str(cg->ir, tb));
         return false;
+    }
+    /* Tensor cores when the target has them and the accumulator is in the plan's layout (a layout
+     * written by hand, or chosen for another warp count, keeps the FMA loop). */
+    DotWgmma wg; /* sm_90a (or host) with --wgmma, in the layout the layout pass chose for it */
+    if (cg_dot_uses_wgmma(cg, op, &wg)) return cg_lower_dot_wgmma(cg, op, &wg);
+    DotMma plan;
+    const char *why;
+    Layout lc;
+    if (cg->hooks->mma && cg->hooks->ldmatrix && cg->hooks->f32_to_tf32 &&
+        dot_mma_plan(op, cg->num_warps, &plan, &why, cg->arena) && tc->layout && layout_parse(tc->layout, &lc)) {
+        Layout want = dot_mma_layout(&plan);
+        if (layout_equal(&lc, &want)) return cg_lower_dot_mma(cg, op, &plan);
     }
     DotSmem s;
     if (!stage_operands(cg, op, &s)) return false;

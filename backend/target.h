@@ -25,6 +25,50 @@
  *           CUDA's vprintf formats it (fmt uses only %d %u %lld %llu %g and %%; args packs the values
  *           in order, each aligned to its size: int32 for %d/%u, int64 for %lld/%llu, double for
  *           %g) and written whole to stdout (runtime/emu/emu_print.c). Not convergent.
+ *
+ * Tensor cores and async copies (issue 7; docs/tensor-cores.md). Fragment layouts are EXACTLY the
+ * PTX ISA's (section "Matrix fragments for mma.m16n8k16 / mma.m16n8k8", "ldmatrix", "wgmma"): the
+ * emulator places every element in the lane and register the ISA says, so a lowering that gets a
+ * layout wrong fails in the emulator too.
+ *   void    tl_emu_mma(int32_t kind, const uint32_t *a, const uint32_t *b, float *c)
+ *           warp collective (all 32 lanes of the warp, same kind; a rendezvous like the shuffle):
+ *           mma.sync.aligned.<shape>.row.col.f32.<t>.<t>.f32 d, a, b, c with d written over c.
+ *           kind TL_MMA_F16 / TL_MMA_BF16: m16n8k16, a = 4 b32 registers (two 16-bit elements
+ *           each, the lower-numbered column in the low half), b = 2 b32, c = 4 f32.
+ *           kind TL_MMA_TF32: m16n8k8, a = 4 b32 (tf32 bit patterns: f32 whose low 13 mantissa
+ *           bits the tensor core ignores), b = 2 b32, c = 4 f32.
+ *           Products are exact; the sum is formed in double and rounded to f32 once per mma.
+ *   void    tl_emu_ldmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out)
+ *           warp collective: ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16, num 1, 2 or 4.
+ *           row is this lane's row address in shared memory (16 bytes, 16-byte aligned): lanes
+ *           8i..8i+7 give rows 0..7 of matrix i (lanes >= 8*num: ignored); out[i] (i < num)
+ *           receives this lane's b32 of matrix i (lane l: row l/4, columns 2(l%4), 2(l%4)+1;
+ *           .trans: the transposed matrix). Each row is read through the shared-memory checks.
+ *   void    tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_size)
+ *           cp.async.{ca,cg}.shared.global [dst], [src], cp_size, src_size: cp_size 4, 8 or 16
+ *           bytes; the first src_size (0..cp_size) bytes come from global memory, the rest are
+ *           zero-filled. The global range is checked at issue; the copy is queued in this
+ *           thread's open group and lands in shared memory only when a wait completes its group.
+ *   void    tl_emu_cp_async_commit(void)            cp.async.commit_group (this thread)
+ *   void    tl_emu_cp_async_wait(int32_t n)         cp.async.wait_group n: every committed group
+ *           of this thread except the n most recent lands now (in issue order, through the
+ *           shared-memory write checks). Copies still queued when a thread returns are a fault.
+ *   void    tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_b, float *d,
+ *                        int32_t scale_d, int32_t trans_b)
+ *           warpgroup collective (warps 4g..4g+3, all 128 threads; same kind, n, desc_b, scale_d,
+ *           trans_b): wgmma.mma_async.sync.aligned.m64n{n}k16.f32.<t>.<t> (kind TL_MMA_F16 /
+ *           TL_MMA_BF16, n = 8..256 step 8) with A FROM REGISTERS: a = 4 b32, the m16n8k16 A
+ *           fragment (as for tl_emu_mma) of rows 16w..16w+15 of the 64 (w = warp % 4); B (16 x n)
+ *           from shared memory through the matrix descriptor desc_b (PTX ISA "Matrix Descriptor
+ *           Format", ir/dot_wgmma.h) whose start address field is the byte offset into this CTA's
+ *           shared memory (tl_emu_smem) >> 4. Decoded: trans_b 0 (K-major B: 8x8 core matrices of
+ *           8 n-rows x 16 bytes of k, LBO = bytes between core matrices adjacent in K, SBO =
+ *           adjacent in N), swizzle 0, base offset 0; anything else, or B outside the shared
+ *           memory, is a fault (the emulator decodes exactly what the lowering emits). d = n/2 f32
+ *           per thread in the wgmma D layout (lane 4g+t of warp w: d[i] is row 16w + g +
+ *           8((i/2)%2), column 8(i/4) + 2t + i%2), scale_d 0 (d = A*B) or 1 (d += A*B). Products
+ *           exact, the sum formed in double and rounded to f32 once per call; wgmma.fence /
+ *           commit_group / wait_group have no host hook (the call completes at once).
  * and, per kernel K, the generated entry `void K__entry(void **params)` which unpacks params (one
  * pointer per ABI parameter, like cuLaunchKernel's kernelParams) and calls K.
  */
@@ -35,6 +79,9 @@
 #include "../ir/ir.h"
 
 typedef struct Cg Cg;
+
+/* mma / wgmma operand kinds (the emulator ABI's `kind` argument). */
+typedef enum TlMmaKind { TL_MMA_F16 = 0, TL_MMA_BF16 = 1, TL_MMA_TF32 = 2 } TlMmaKind;
 
 typedef struct BeTargetHooks {
     const char *name;                                   /* "nvptx" | "host" */
@@ -87,6 +134,37 @@ typedef struct BeTargetHooks {
      * as CUDA's vprintf reads them: an LLVM struct of i32 / i64 / double fields, naturally aligned.
      * NVPTX: vprintf with fmt in global memory; host: tl_emu_print(fmt, args). */
     void (*print)(Cg *cg, const char *fmt, LLVMValueRef args);
+    /* ---- tensor cores and async copies (issue 7, docs/tensor-cores.md). NULL = the target has
+     * none (the lowering then keeps the CUDA-core path). */
+    /* One mma.sync of `kind` (TlMmaKind) for this warp: a[4], b[2] are i32 fragment registers,
+     * c[4] f32 accumulators; returns the 4 results in d[4]. NVPTX: llvm.nvvm.mma.* intrinsics. */
+    void (*mma)(Cg *cg, int kind, LLVMValueRef a[4], LLVMValueRef b[2], LLVMValueRef c[4], LLVMValueRef d[4]);
+    /* ldmatrix .x{num} (1, 2, 4), .trans when trans: row is this lane's row address (ptr
+     * addrspace(3)); out[0..num-1] receive i32 registers. NVPTX: llvm.nvvm.ldmatrix.sync.aligned.*. */
+    void (*ldmatrix)(Cg *cg, int num, bool trans, LLVMValueRef row, LLVMValueRef out[4]);
+    /* f32 -> tf32 (cvt.rna.tf32.f32: round to nearest, ties away from zero, to 10 mantissa bits),
+     * returned as i32 bits. */
+    LLVMValueRef (*f32_to_tf32)(Cg *cg, LLVMValueRef x);
+    /* cp.async of cp_size bytes (4, 8, 16) from gsrc (ptr addrspace(1)) to sdst (ptr
+     * addrspace(3)); src_size (i32) bytes are read, the rest zero-filled (0 = a masked-off copy). */
+    void (*cp_async)(Cg *cg, LLVMValueRef sdst, LLVMValueRef gsrc, int cp_size, LLVMValueRef src_size);
+    void (*cp_async_commit)(Cg *cg);
+    void (*cp_async_wait)(Cg *cg, int n);
+    /* sm_90a only: one wgmma.mma_async m64n{n}k16 (kind TL_MMA_F16 / TL_MMA_BF16, f32 accumulator,
+     * n = 8..256 step 8) with A from registers: a[4] i32, this warp's m16n8k16 A fragment of the
+     * instruction's rows 16(warp%4) .. +15; B from shared memory: b_smem (ptr addrspace(3)) is B's
+     * start address and desc_b the rest of its matrix descriptor (ir/dot_wgmma.h); the hook ORs in
+     * the start address field as the target defines it (NVPTX: the shared-space address; host: the
+     * offset into the CTA's shared memory). K-major B (imm-trans-b 0), scale-d 1: d[n/2] f32 holds
+     * the accumulator in and receives the results. fence: wgmma.fence.sync.aligned before; wait:
+     * wgmma.commit_group + wgmma.wait_group 0 after (the lowering brackets each k-step's group of
+     * instructions, docs/tensor-cores.md section 5). NULL on targets without it. */
+    void (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                  LLVMValueRef *d, bool fence, bool wait);
+    /* After this thread's generic stores of a wgmma operand to shared memory, before the barrier
+     * that publishes them: wgmma reads shared memory through the async proxy, which needs
+     * fence.proxy.async to see generic-proxy writes (NVPTX). NULL = nothing to do (host). */
+    void (*wgmma_smem_fence)(Cg *cg);
     /* After the kernel body: kernel annotations (NVPTX: PTX_Kernel calling convention, .maxntid =
      * 32*num_warps, shared memory sized to cg->smem_bytes, static below 48 KB, dynamic above;
      * host: the K__entry wrapper). */

@@ -248,7 +248,112 @@ static void host_print(Cg *cg, const char *fmt, LLVMValueRef args) {
     call(cg, "tl_emu_print", cg->t_void, ps, 2, as, CALL_LIBM);
 }
 
+/* ---- tensor cores: the emulator's warp collectives (target.h). Fragments travel through
+ * allocas in the entry block (static: one per call site would grow the frame in loops). */
+static LLVMValueRef entry_alloca(Cg *cg, LLVMTypeRef t, const char *name) {
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(cg->ctx);
+    LLVMValueRef first = LLVMGetFirstInstruction(cg->entry);
+    if (first) LLVMPositionBuilderBefore(eb, first);
+    else LLVMPositionBuilderAtEnd(eb, cg->entry);
+    LLVMValueRef a = LLVMBuildAlloca(eb, t, name);
+    LLVMSetAlignment(a, 16);
+    LLVMDisposeBuilder(eb);
+    return a;
+}
+
+static LLVMValueRef elem_ptr(Cg *cg, LLVMTypeRef et, LLVMValueRef base, int i) {
+    return LLVMBuildGEP2(cg->b, et, base, (LLVMValueRef[]){i32c(cg, (uint64_t)i)}, 1, "");
+}
+
+/* tl_emu_mma(kind, a, b, c): c is updated in place (d over c). */
+static void host_mma(Cg *cg, int kind, LLVMValueRef a[4], LLVMValueRef b[2], LLVMValueRef c[4], LLVMValueRef d[4]) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "mma.a");
+    LLVMValueRef pb = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 2), "mma.b");
+    LLVMValueRef pc = entry_alloca(cg, LLVMArrayType2(cg->t_f32, 4), "mma.c");
+    for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
+    for (int i = 0; i < 2; i++) LLVMBuildStore(B, b[i], elem_ptr(cg, cg->t_i32, pb, i));
+    for (int i = 0; i < 4; i++) LLVMBuildStore(B, c[i], elem_ptr(cg, cg->t_f32, pc, i));
+    LLVMTypeRef ps[4] = {cg->t_i32, ptr0(cg), ptr0(cg), ptr0(cg)};
+    LLVMValueRef as[4] = {i32c(cg, (uint64_t)kind), pa, pb, pc};
+    call(cg, "tl_emu_mma", cg->t_void, ps, 4, as, CALL_SYNC);
+    for (int i = 0; i < 4; i++) d[i] = LLVMBuildLoad2(B, cg->t_f32, elem_ptr(cg, cg->t_f32, pc, i), "");
+}
+
+/* tl_emu_ldmatrix(num, trans, row, out). */
+static void host_ldmatrix(Cg *cg, int num, bool trans, LLVMValueRef row, LLVMValueRef out[4]) {
+    LLVMValueRef po = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "ldmatrix.out");
+    LLVMTypeRef ps[4] = {cg->t_i32, cg->t_i32, ptr0(cg), ptr0(cg)};
+    LLVMValueRef as[4] = {i32c(cg, (uint64_t)num), i32c(cg, trans), LLVMBuildAddrSpaceCast(cg->b, row, ptr0(cg), ""),
+                          po};
+    call(cg, "tl_emu_ldmatrix", cg->t_void, ps, 4, as, CALL_SYNC);
+    for (int i = 0; i < num; i++) out[i] = LLVMBuildLoad2(cg->b, cg->t_i32, elem_ptr(cg, cg->t_i32, po, i), "");
+}
+
+/* cvt.rna.tf32.f32 on the bits: add half an ulp of the 10-bit mantissa to the magnitude (ties go
+ * away from zero), clear the 13 low bits; overflow rounds to inf as on the GPU. A NaN stays a
+ * NaN (quiet bit set, so clearing its low payload cannot turn it into an infinity). */
+static LLVMValueRef host_f32_to_tf32(Cg *cg, LLVMValueRef x) {
+    LLVMBuilderRef b = cg->b;
+    LLVMValueRef u = LLVMBuildBitCast(b, x, cg->t_i32, "");
+    LLVMValueRef mask = i32c(cg, 0xffffe000u);
+    LLVMValueRef rounded = LLVMBuildAnd(b, LLVMBuildAdd(b, u, i32c(cg, 0x1000), ""), mask, "");
+    LLVMValueRef nan = LLVMBuildOr(b, LLVMBuildAnd(b, u, mask, ""), i32c(cg, 0x00400000u), "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), nan, rounded, "");
+}
+
+/* ---- async copies: tl_emu_cp_async* (target.h); the emulator queues each copy in this thread's
+ * open group and lands it at the wait that completes the group. */
+static void host_cp_async(Cg *cg, LLVMValueRef sdst, LLVMValueRef gsrc, int cp_size, LLVMValueRef src_size) {
+    LLVMTypeRef ps[4] = {ptr0(cg), ptr0(cg), cg->t_i32, cg->t_i32};
+    LLVMValueRef as[4] = {LLVMBuildAddrSpaceCast(cg->b, sdst, ptr0(cg), ""),
+                          LLVMBuildAddrSpaceCast(cg->b, gsrc, ptr0(cg), ""), i32c(cg, (uint64_t)cp_size), src_size};
+    call(cg, "tl_emu_cp_async", cg->t_void, ps, 4, as, CALL_SYNC);
+}
+
+static void host_cp_async_commit(Cg *cg) { call(cg, "tl_emu_cp_async_commit", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
+
+static void host_cp_async_wait(Cg *cg, int n) {
+    LLVMValueRef a = i32c(cg, (uint64_t)n);
+    call(cg, "tl_emu_cp_async_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
+}
+
 /* `void K__entry(ptr params)`: params[i] points at ABI parameter i (cuLaunchKernel's kernelParams). */
+/* The entry alloca called `name` of this kernel, made on first use: one per kernel, not one per
+ * call site (an unrolled wgmma loop has many). */
+static LLVMValueRef kernel_alloca(Cg *cg, LLVMTypeRef t, const char *name) {
+    size_t want = strlen(name);
+    for (LLVMValueRef i = LLVMGetFirstInstruction(cg->entry); i; i = LLVMGetNextInstruction(i)) {
+        size_t len;
+        const char *nm = LLVMGetValueName2(i, &len);
+        if (LLVMIsAAllocaInst(i) && len == want && !memcmp(nm, name, len)) return i;
+    }
+    return entry_alloca(cg, t, name);
+}
+
+/* tl_emu_wgmma(kind, n, a, desc, d, 1, 0). The descriptor's start address is, in the emulator, B's
+ * byte offset into the CTA's shared memory (cg->smem_base). The accumulators travel through a
+ * [128 x float] alloca (n/2 <= 128); fence and wait have no host counterpart (the call completes
+ * at once). */
+static void host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                       LLVMValueRef *d, bool fence, bool wait) {
+    (void)fence, (void)wait;
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef pd = kernel_alloca(cg, LLVMArrayType2(cg->t_f32, 128), "wgmma.d");
+    LLVMValueRef pa = kernel_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
+    for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
+    for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));
+    LLVMValueRef off = LLVMBuildSub(B, LLVMBuildPtrToInt(B, b_smem, cg->t_i64, ""),
+                                    LLVMBuildPtrToInt(B, cg->smem_base, cg->t_i64, ""), "");
+    LLVMValueRef start = LLVMBuildAnd(B, LLVMBuildLShr(B, off, LLVMConstInt(cg->t_i64, 4, 0), ""),
+                                      LLVMConstInt(cg->t_i64, 0x3fff, 0), "");
+    LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
+    LLVMTypeRef ps[7] = {cg->t_i32, cg->t_i32, ptr0(cg), cg->t_i64, ptr0(cg), cg->t_i32, cg->t_i32};
+    LLVMValueRef as[7] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, desc, pd, i32c(cg, 1), i32c(cg, 0)};
+    call(cg, "tl_emu_wgmma", cg->t_void, ps, 7, as, CALL_SYNC);
+    for (int i = 0; i < n / 2; i++) d[i] = LLVMBuildLoad2(B, cg->t_f32, elem_ptr(cg, cg->t_f32, pd, i), "");
+}
+
 static void host_finish_kernel(Cg *cg) {
     /* shared_base is called for every kernel; an unused base would stay (the call is convergent). */
     LLVMValueRef cast = cg->smem ? LLVMIsAAddrSpaceCastInst(cg->smem) : NULL;
@@ -302,5 +407,13 @@ const BeTargetHooks be_target_host = {
     .int_divrem = host_int_divrem,
     .f32_to_bf16 = host_f32_to_bf16,
     .print = host_print,
+    .mma = host_mma,
+    .ldmatrix = host_ldmatrix,
+    .f32_to_tf32 = host_f32_to_tf32,
+    .cp_async = host_cp_async,
+    .cp_async_commit = host_cp_async_commit,
+    .cp_async_wait = host_cp_async_wait,
+    .wgmma = host_wgmma,
+    .wgmma_smem_fence = NULL, /* the emulator's shared memory has one proxy */
     .finish_kernel = host_finish_kernel,
 };

@@ -313,6 +313,102 @@ static void nv_print(Cg *cg, const char *fmt, LLVMValueRef args) {
     LLVMBuildCall2(cg->b, ft, f, as, 2, "");
 }
 
+/* ---- tensor cores (docs/tensor-cores.md 1-2). LLVM 19's NVVM intrinsics (checked with llc
+ * -mcpu=sm_80 -mattr=+ptx80): f16 mma takes <2 x half> operands, bf16 and tf32 take i32; every
+ * mma returns {float x 4}; ldmatrix is overloaded on the pointer (ptr addrspace(3) -> .p3). */
+static void nv_mma(Cg *cg, int kind, LLVMValueRef a[4], LLVMValueRef b[2], LLVMValueRef c[4], LLVMValueRef d[4]) {
+    const char *name = kind == TL_MMA_F16    ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+                       : kind == TL_MMA_BF16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+                                             : "llvm.nvvm.mma.m16n8k8.row.col.tf32";
+    LLVMValueRef args[10];
+    LLVMTypeRef h2 = LLVMVectorType(cg->t_f16, 2);
+    for (int i = 0; i < 4; i++) args[i] = kind == TL_MMA_F16 ? LLVMBuildBitCast(cg->b, a[i], h2, "") : a[i];
+    for (int i = 0; i < 2; i++) args[4 + i] = kind == TL_MMA_F16 ? LLVMBuildBitCast(cg->b, b[i], h2, "") : b[i];
+    for (int i = 0; i < 4; i++) args[6 + i] = c[i];
+    LLVMValueRef r = cg_intrinsic(cg, name, NULL, 0, args, 10);
+    for (int i = 0; i < 4; i++) d[i] = LLVMBuildExtractValue(cg->b, r, (unsigned)i, "");
+}
+
+static void nv_ldmatrix(Cg *cg, int num, bool trans, LLVMValueRef row, LLVMValueRef out[4]) {
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", num, trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMTypeOf(row);
+    LLVMValueRef r = cg_intrinsic(cg, name, &pt, 1, &row, 1);
+    if (num == 1) {
+        out[0] = r;
+        return;
+    }
+    for (int i = 0; i < num; i++) out[i] = LLVMBuildExtractValue(cg->b, r, (unsigned)i, "");
+}
+
+static LLVMValueRef nv_f32_to_tf32(Cg *cg, LLVMValueRef x) {
+    return cg_intrinsic(cg, "llvm.nvvm.f2tf32.rna", NULL, 0, &x, 1);
+}
+
+/* cp.async.ca.shared.global [sdst], [gsrc], cp_size, src_size (the .s intrinsics take src_size as
+ * a register: 0 zero-fills the whole copy, which is how a masked-off element reads 0). */
+static void nv_cp_async(Cg *cg, LLVMValueRef sdst, LLVMValueRef gsrc, int cp_size, LLVMValueRef src_size) {
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.ca.shared.global.%d.s", cp_size);
+    LLVMValueRef args[3] = {sdst, gsrc, src_size};
+    cg_intrinsic(cg, name, NULL, 0, args, 3);
+}
+
+static void nv_cp_async_commit(Cg *cg) { cg_intrinsic(cg, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0); }
+
+static void nv_cp_async_wait(Cg *cg, int n) {
+    LLVMValueRef a = i32c(cg, (unsigned)n);
+    cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &a, 1);
+}
+
+/* ---- wgmma (sm_90a, docs/tensor-cores.md 5): inline PTX (LLVM 19 has no wgmma intrinsics). The
+ * operand order is the one ptxas (CUDA 13) accepts for A in registers: d, a, b-desc, scale-d,
+ * imm-scale-a, imm-scale-b, imm-trans-b. Outputs $0..$h-1 are the h = n/2 accumulators, tied to
+ * the inputs $h..$2h-1; then a0..a3 ($2h..$2h+3) and the descriptor ($2h+4). */
+static void nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                     LLVMValueRef *d, bool fence, bool wait) {
+    LLVMBuilderRef B = cg->b;
+    int h = n / 2;
+    /* The start address field: the shared-space address (what ptrtoint of addrspace(3) gives) >> 4,
+     * 14 bits (shared memory is below 256 KB). */
+    LLVMValueRef addr = LLVMBuildPtrToInt(B, b_smem, cg->t_i64, "");
+    LLVMValueRef start = LLVMBuildAnd(B, LLVMBuildLShr(B, addr, cg_i64(cg, 4), ""), cg_i64(cg, 0x3fff), "");
+    LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
+    const char *t = kind == TL_MMA_F16 ? "f16" : "bf16";
+    StrBuf txt = {0}, cons = {0};
+    if (fence) sb_puts(&txt, "wgmma.fence.sync.aligned;\n\t");
+    sb_printf(&txt, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, t, t);
+    for (int k = 0; k < h; k++) sb_printf(&txt, k ? ", $%d" : "$%d", k);
+    sb_printf(&txt, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, 0;", 2 * h, 2 * h + 1, 2 * h + 2, 2 * h + 3, 2 * h + 4);
+    if (wait) sb_puts(&txt, "\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;");
+    for (int k = 0; k < h; k++) sb_puts(&cons, "=f,");
+    for (int k = 0; k < h; k++) sb_printf(&cons, "%d,", k);
+    sb_puts(&cons, "r,r,r,r,l,~{memory}");
+    LLVMTypeRef *ins = arena_calloc(cg->arena, (size_t)h + 5, sizeof *ins);
+    LLVMTypeRef *outs = arena_calloc(cg->arena, (size_t)h, sizeof *outs);
+    LLVMValueRef *args = arena_calloc(cg->arena, (size_t)h + 5, sizeof *args);
+    for (int k = 0; k < h; k++) ins[k] = outs[k] = cg->t_f32, args[k] = d[k];
+    for (int k = 0; k < 4; k++) ins[h + k] = cg->t_i32, args[h + k] = a[k];
+    ins[h + 4] = cg->t_i64, args[h + 4] = desc;
+    LLVMTypeRef ret = LLVMStructTypeInContext(cg->ctx, outs, (unsigned)h, 0);
+    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)h + 5, 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(B, fty, asmv, args, (unsigned)h + 5, "");
+    for (int k = 0; k < h; k++) d[k] = LLVMBuildExtractValue(B, call, (unsigned)k, "");
+    sb_free(&txt);
+    sb_free(&cons);
+}
+
+/* Generic-proxy shared stores -> visible to wgmma's async-proxy reads (PTX ISA "Memory consistency
+ * model: proxies"); CUTLASS's fence_view_async_shared. */
+static void nv_wgmma_smem_fence(Cg *cg) {
+    static const char txt[] = "fence.proxy.async.shared::cta;", cons[] = "~{memory}";
+    LLVMTypeRef fty = LLVMFunctionType(cg->t_void, NULL, 0, 0);
+    LLVMValueRef asmv =
+        LLVMGetInlineAsm(fty, txt, sizeof txt - 1, cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(cg->b, fty, asmv, NULL, 0, "");
+}
+
 static void nv_finish_kernel(Cg *cg) {
     size_smem(cg);
     LLVMSetFunctionCallConv(cg->fn, CC_PTX_KERNEL);
@@ -342,5 +438,13 @@ const BeTargetHooks be_target_nvptx = {
     .int_divrem = nv_int_divrem,
     .f32_to_bf16 = nv_f32_to_bf16,
     .print = nv_print,
+    .mma = nv_mma,
+    .ldmatrix = nv_ldmatrix,
+    .f32_to_tf32 = nv_f32_to_tf32,
+    .cp_async = nv_cp_async,
+    .cp_async_commit = nv_cp_async_commit,
+    .cp_async_wait = nv_cp_async_wait,
+    .wgmma = nv_wgmma,
+    .wgmma_smem_fence = nv_wgmma_smem_fence,
     .finish_kernel = nv_finish_kernel,
 };

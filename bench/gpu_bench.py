@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The GPU benchmark of issue 8 (bench/README.md): three cases, bf16 (case 3 f32), tilec fused and
-unfused against PyTorch eager (cuDNN) and torch.compile, each checked before it is timed, each next to
-its roofline floor from a copy bandwidth and a cuBLAS bf16 rate measured in the same run.
+"""The GPU benchmark of issues 8 and 7 (bench/README.md): three fusion cases, bf16 (case 3 f32), tilec
+fused and unfused against PyTorch eager (cuDNN) and torch.compile, and the tensor-core check of issue 7
+(bf16 GEMM 4096^3 and 8192^3 against torch.matmul = cuBLAS, the 3x3 conv 64->64 at 56x56, N=32, against
+cuDNN), each checked before it is timed, each next to its roofline floor from a copy bandwidth and a
+cuBLAS bf16 rate measured in the same run; TFLOP/s and the speed ratio to PyTorch eager per row.
 
   HERE (LLVM):        bench/gpu_bench.py --prepare            # PTX of bench/cases.tile into build-ptx/bench/
   ON THE GPU MACHINE: bench/gpu_bench.py --out "$OUT"         # needs torch (+ numpy), a C compiler and
@@ -99,6 +101,15 @@ def main():
 
     def case_inputs(case):
         N, H, W = 32, 56, 56
+        if case.startswith("gemm"):  # tensor-core GEMM (issue 7): bf16, f32 accumulation
+            S = int(case[4:])
+            t = {n: (torch.empty(S, S, device=dev).uniform_(-1, 1) / S ** 0.25).to(bf) for n in "ab"}
+            return t, dict(flops=2 * S ** 3, bytes=3 * 2 * S * S, shapes={n: [S, S] for n in "ab"})
+        if case == "conv3x3":  # tensor-core implicit-GEMM conv (issue 7)
+            x = torch.empty(N, 64, H, W, device=dev).uniform_(-1, 1).to(bf)
+            w = (torch.empty(64, 64, 3, 3, device=dev).uniform_(-1, 1) / 24).to(bf)
+            return dict(x=x, w=w), dict(flops=2 * N * H * W * 64 * 64 * 9, bytes=2 * (2 * x.numel() + w.numel()),
+                                        shapes=dict(x=list(x.shape), w=list(w.shape)))
         if case == "case1":
             C, K, R = 64, 256, 1
         elif case == "case2":
@@ -118,6 +129,10 @@ def main():
         return t, dict(flops=2 * N * H * W * K * C * R * R, bytes=nbytes, shapes={n: list(v.shape) for n, v in t.items()})
 
     def torch_fn(case, t):
+        if case.startswith("gemm"):
+            return lambda: t["a"] @ t["b"]
+        if case == "conv3x3":
+            return lambda: F.conv2d(t["x"], t["w"], padding=1)
         if case == "case3":
             return lambda: torch.relu(t["x"] * t["s"] + t["t"]) + t["r"]
         pad = 1 if case == "case2" else 0
@@ -130,7 +145,8 @@ def main():
             return torch.relu(y + t["r"]) if case == "case1" else torch.relu(y)
         return f
 
-    for case in ("case1", "case2", "case3"):
+    for case in ("case1", "case2", "case3", "gemm4096", "gemm8192", "conv3x3"):
+        graph = "gemm" if case.startswith("gemm") else case
         t, info = case_inputs(case)
         floor_ms = max(info["bytes"] / bw, info["flops"] / peak) * 1e3
         eager = torch_fn(case, t)
@@ -148,7 +164,7 @@ def main():
         for name, fn in peers:
             err, ok = check(name, fn())
             ms = timed(fn) if ok else float("nan")
-            rows.append(dict(case=case, peer=name, ms=ms, floor_ms=floor_ms, err=err, launches=""))
+            rows.append(dict(case=case, peer=name, ms=ms, floor_ms=floor_ms, err=err, launches="", flops=info["flops"]))
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "shapes.txt"), "w") as f:
                 for n, v in t.items():
@@ -157,11 +173,12 @@ def main():
                     raw = raw.view(torch.int16) if raw.dtype == bf else raw
                     raw.numpy().tofile(os.path.join(d, f"{n}.bin"))
             for name, ptx in (("tilec fused", "cases_fused.ptx"), ("tilec unfused", "cases_unfused.ptx")):
-                p = subprocess.run([runner, os.path.join(PTX_DIR, ptx), case, d, str(a.runs), str(FLUSH_MB)],
+                p = subprocess.run([runner, os.path.join(PTX_DIR, ptx), graph, d, str(a.runs), str(FLUSH_MB)],
                                    capture_output=True, text=True)
                 if p.returncode:
                     print(f"{case} {name}: runner failed: {p.stderr.strip()}")
-                    rows.append(dict(case=case, peer=name, ms=float("nan"), floor_ms=floor_ms, err=float("nan"), launches=""))
+                    rows.append(dict(case=case, peer=name, ms=float("nan"), floor_ms=floor_ms, err=float("nan"), launches="",
+                                     flops=info["flops"]))
                     continue
                 lines = p.stdout.split("\n")
                 times = [float(x) for x in lines if x and not x.startswith("launches")]
@@ -171,21 +188,25 @@ def main():
                 got = (got.view(bf) if case != "case3" else got).reshape(want.shape)
                 err, ok = check(name, got)
                 rows.append(dict(case=case, peer=name, ms=statistics.median(times) if ok else float("nan"),
-                                 floor_ms=floor_ms, err=err, launches=launches))
+                                 floor_ms=floor_ms, err=err, launches=launches, flops=info["flops"]))
         del t, ref, want
 
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["case", "peer", "ms", "floor_ms", "err", "launches"])
+        w = csv.DictWriter(f, fieldnames=["case", "peer", "ms", "floor_ms", "err", "launches", "flops"])
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(a.out, "bench.md"), "w") as f:
         f.write(f"{time.strftime('%Y-%m-%d')}, {prop.name}, driver {driver}, copy {bw / 1e9:.0f} GB/s, "
                 f"cuBLAS bf16 {peak / 1e12:.0f} TFLOP/s, median of {a.runs}, L2 flushed\n\n")
-        f.write("| case | peer | ms | floor ms | % of floor | max err | launches |\n|---|---|---|---|---|---|---|\n")
+        f.write("| case | peer | ms | floor ms | % of floor | TFLOP/s | vs PyTorch eager | max err | launches |\n"
+                "|---|---|---|---|---|---|---|---|---|\n")
+        eager_ms = {r["case"]: r["ms"] for r in rows if r["peer"] == "pytorch eager"}
         for r in rows:
+            # the ratio is eager time / this time: 0.37 means 0.37x the speed of cuBLAS / cuDNN
             f.write(f"| {r['case']} | {r['peer']} | {r['ms']:.4f} | {r['floor_ms']:.4f} | "
-                    f"{100 * r['floor_ms'] / r['ms']:.0f}% | {r['err']:.2g} | {r['launches']} |\n")
+                    f"{100 * r['floor_ms'] / r['ms']:.0f}% | {r['flops'] / (r['ms'] * 1e9):.1f} | "
+                    f"{eager_ms.get(r['case'], float('nan')) / r['ms']:.2f}x | {r['err']:.2g} | {r['launches']} |\n")
     # A bar chart (SVG, no plotting library needed): % of the roofline floor reached, per case and peer.
     bars = [(f"{r['case']} {r['peer']}", 100 * r["floor_ms"] / r["ms"] if r["ms"] == r["ms"] else 0) for r in rows]
     h = 22 * len(bars) + 40

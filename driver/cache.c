@@ -105,6 +105,9 @@ static XXH128_canonical_t key_hash(const char *filename, bool is_ir, const char 
     put_int(st, 'g', opt->debug);
     put_int(st, 'm', opt->fma);
     put_int(st, 'w', opt->num_warps);
+    put_int(st, 's', opt->num_stages);  /* software pipelining: another loop structure */
+    put_int(st, 'P', opt->f32_dot);     /* f32 dot precision: tf32 results differ from ieee ones */
+    put_int(st, 'W', opt->wgmma);       /* --wgmma: another lowering of the dots */
     put_int(st, 'u', opt->no_fuse);     /* fusion flags: a fused entry must never answer an unfused request */
     put_int(st, 'b', opt->no_fold_bn);
     put_str(st, 'p', opt->passes);

@@ -14,6 +14,7 @@
 #include "driver/graph_plan.h"
 #include "driver/graph_report.h"
 #include "passes/graph_passes.h"
+#include "ir/dot_mma.h"
 #include "onnx/onnx_import.h"
 #include <time.h>
 
@@ -24,6 +25,7 @@ void tl_options_init(TlCompileOptions *opt) {
     opt->target = TL_TARGET_NVPTX;
     opt->opt_level = 3;
     opt->num_warps = 4;
+    opt->num_stages = 3;
     opt->fma = true;
     const char *rt = getenv("TILEC_CHECK_ROUNDTRIP");
     opt->check_roundtrip = rt && strcmp(rt, "1") == 0;
@@ -69,7 +71,22 @@ static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
         diag_error(d, NOLOC, "num_warps must be a power of two from 1 to 32, got %d", opt->num_warps);
         return false;
     }
+    if (opt->wgmma && !host && (!opt->mcpu || strcmp(opt->mcpu, "sm_90a")))
+        diag_warning(d, NOLOC, "--wgmma needs --mcpu=sm_90a (wgmma.mma_async exists only there); ignored for %s: "
+                               "dots use mma.sync",
+                     opt->mcpu ? opt->mcpu : "sm_90");
     return true;
+}
+
+/* The NVPTX mcpu the passes and the back end see (NULL for the host target). */
+static const char *effective_mcpu(const TlCompileOptions *opt) {
+    return opt->target == TL_TARGET_HOST ? NULL : (opt->mcpu ? opt->mcpu : "sm_90");
+}
+
+/* --wgmma in effect: asked for, and the target has wgmma (sm_90a, or the host emulator). */
+static bool wgmma_enabled(const TlCompileOptions *opt) {
+    const char *mcpu = effective_mcpu(opt);
+    return opt->wgmma && (!mcpu || !strcmp(mcpu, "sm_90a"));
 }
 
 void tl_list_passes(FILE *f) {
@@ -207,6 +224,10 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             fprintf(dout, "frontend (%s): %.3f ms\n", is_onnx ? "ONNX import" : is_ir ? "IR parser" : "parse + sema",
                     now_ms() - t0);
         if (!m || diag_error_count(d)) goto done;
+        /* --f32-dot=tf32: f32 dots that chose no precision take tf32 (docs/tensor-cores.md 3). */
+        const char *f32_dot = opt->f32_dot == TL_F32_DOT_TF32 ? "tf32" : opt->f32_dot == TL_F32_DOT_IEEE ? "ieee" : NULL;
+        if (opt->f32_dot == TL_F32_DOT_TF32)
+            for (Func *f = m->first; f; f = f->next) dot_set_precision(m, f, f32_dot, false);
         /* Std kernel instances are sema's output and need the frontend pipeline (inline first), whatever
          * the input kind; IR text without graphs runs no passes by default (like LLVM's opt). */
         bool lower = (emits_code(opt->emit) || opt->emit == TL_EMIT_PLAN) && lowers_graphs(m, opt->only);
@@ -252,7 +273,17 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         }
         if (emits_code(opt->emit) || opt->emit == TL_EMIT_PLAN) {
             double tg = now_ms();
+            PtrVec before = {0}; /* the functions that are not std kernel instances */
+            for (Func *f = m->first; f32_dot && f; f = f->next) ptrvec_push(&before, f);
             int n = gp_lower_module(m, opt->only, opt->remarks, d, &plan);
+            /* An explicit --f32-dot also decides for the std kernel instances just added, over their
+             * own default (std conv2d: tf32). */
+            for (Func *f = m->first; n > 0 && f32_dot && f; f = f->next) {
+                bool old = false;
+                for (int i = 0; i < before.len && !old; i++) old = before.items[i] == f;
+                if (!old) dot_set_precision(m, f, f32_dot, true);
+            }
+            ptrvec_free(&before);
             if (opt->time_passes) fprintf(dout, "graph lowering: %.3f ms\n", now_ms() - tg);
             if (n < 0) goto done;
             if (n > 0 && opt->verify_each && ir_verify_module(m, d)) {
@@ -279,7 +310,9 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             .check_roundtrip = opt->check_roundtrip,
             .dump = dout,
         };
-        PassContext pc = {.diag = d, .remarks = opt->remarks, .num_warps = opt->num_warps};
+        PassContext pc = {.diag = d, .remarks = opt->remarks, .num_warps = opt->num_warps,
+                          .num_stages = opt->num_stages,
+                          .mcpu = effective_mcpu(opt), .wgmma = wgmma_enabled(opt)};
         if (!pass_run_pipeline(m, &pm, &pc)) {
             if (diag_error_count(d) == 0) diag_error(d, NOLOC, "pass pipeline failed");
             goto done;
@@ -291,6 +324,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
                 .opt_level = opt->opt_level,
                 .debug = opt->debug == 2 ? BE_DEBUG_FULL : opt->debug == 1 ? BE_DEBUG_LINEINFO : BE_DEBUG_NONE,
                 .remarks = opt->remarks,
+                .wgmma = wgmma_enabled(opt),
                 .time_out = opt->time_passes ? dout : NULL,
                 .plan = plan.len ? sb_str(&plan) : NULL,
             };

@@ -269,7 +269,10 @@ bool gp_lower_grouped(GpGraph *g, Op *op) {
             ptrvec_push(&g->done, o);
         }
     }
-    bool ok = mem.len == 1 ? lower_single(g, op) : lower_group(g, (Op **)mem.items, mem.len);
+    Op **ops = (Op **)mem.items;
+    bool ok = mem.len == 1                   ? lower_single(g, op)
+              : gp_is_row_group(ops, mem.len) ? gp_lower_row(g, ops, mem.len)
+                                              : lower_group(g, ops, mem.len);
     ptrvec_free(&mem);
     return ok;
 }

@@ -6,6 +6,7 @@
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
  *   graph_plan_print.c    checking launches against their kernels; the plan text
  *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
+ *   graph_row_fuse.c      row groups (reduce -> views -> matmul -> softmax, one CTA per sample)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
@@ -182,6 +183,14 @@ bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s);
  * input cannot follow the anchor's output view). Later members of a lowered group are skipped. false after
  * reporting at the op. */
 bool gp_lower_grouped(GpGraph *g, Op *op);
+
+/* --- graph_row_fuse.c ------------------------------------------------------------------------ */
+/* Whether the group mem[0..n) is a row group (a reduce followed by a view, matmul or softmax member:
+ * passes/fuse_row.h) rather than an anchor with a pointwise chain. */
+bool gp_is_row_group(Op *const *mem, int n);
+/* Lowers a row group to one launch of std_row_head (grid N): only the last member's result gets a
+ * buffer. false after reporting at the group (also when its ops are not the chain the matcher makes). */
+bool gp_lower_row(GpGraph *g, Op **mem, int n);
 
 /* --- graph_epilogue.c ------------------------------------------------------------------------- */
 /* Splices steps into kernel k at every view_store to its view parameter out: the stored value (through

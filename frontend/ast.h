@@ -34,6 +34,7 @@ typedef enum AstKind {
     AST_IF,       /* if lhs body [else els] (els is AST_BLOCK or AST_IF) */
     AST_RETURN,   /* return [lhs]; */
     AST_BLOCK,    /* { stmts } : args, nargs */
+    AST_SCRATCH,  /* scratch name: type[args...]; (a per-program buffer; type is AT_NAME) */
 } AstKind;
 
 typedef enum AstOp {

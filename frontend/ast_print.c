@@ -178,6 +178,10 @@ static void print_node(StrBuf *sb, const Ast *n, int depth, const char *kw) {
     case AST_IF: sb_puts(sb, "if"); break;
     case AST_RETURN: sb_puts(sb, "return"); break;
     case AST_BLOCK: sb_puts(sb, "block"); break;
+    case AST_SCRATCH:
+        sb_printf(sb, "scratch %s: ", n->name);
+        put_type(sb, n->type);
+        break;
     }
     put_loc(sb, n->loc);
 
@@ -201,6 +205,7 @@ static void print_node(StrBuf *sb, const Ast *n, int depth, const char *kw) {
         break;
     case AST_CALL:
     case AST_LIST:
+    case AST_SCRATCH:
     case AST_BLOCK: print_children(sb, n, depth + 1); break;
     case AST_FOR:
         print_children(sb, n, depth + 1);

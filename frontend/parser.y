@@ -275,7 +275,7 @@ static Ast *mk_for(ParseState *ps, const char *var, const char *fn, TILE_LTYPE f
 %token <str> STRING "string literal"
 %token KERNEL "kernel" FN "fn" GRAPH "graph" LET "let" VAR "var" CONST "const" PARAM "param"
 %token IF "if" ELSE "else" FOR "for" IN "in" RETURN "return" TRUE "true" FALSE "false"
-%token NONE "None" AS "as" DTYPE "dtype" TENSOR "tensor"
+%token NONE "None" AS "as" DTYPE "dtype" TENSOR "tensor" SCRATCH "scratch"
 %token SHL "<<" SHR ">>" ANDAND "&&" OROR "||" LE "<=" GE ">=" EQ "==" NE "!=" ARROW "->"
 %token ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" REMEQ "%="
 %token LPAREN "(" RPAREN ")" LBRACK "[" RBRACK "]" LBRACE "{" RBRACE "}" PLUS "+" MINUS "-" STAR "*" SLASH "/" PERCENT "%" AMP "&" PIPE "|" CARET "^" TILDE "~" BANG "!" LT "<" GT ">" ASSIGN "=" COLON ":" COMMA "," SEMI ";" DOT "."
@@ -381,6 +381,14 @@ stmt
     | expr "=" expr ";"                 { $$ = mk_assign(ps, BIN_NONE, $1, $3, @$); }
     | expr assign_op expr ";"           { $$ = mk_assign(ps, $2, $1, $3, @$); }
     | FOR IDENT IN IDENT "(" expr_list ")" block { $$ = mk_for(ps, $2, $4, @4, $6, $8, @$); }
+    | SCRATCH IDENT ":" IDENT "[" expr_list "]" ";" {
+          /* scratch NAME: ELEM[D0, ...]; dims are constant expressions, checked by sema */
+          $$ = mk(ps, AST_SCRATCH, @$);
+          $$->name = $2;
+          $$->type = mk_type(ps, AT_NAME, @4);
+          $$->type->name = $4;
+          set_args($$, $6);
+      }
     | if_stmt
     | RETURN ";"                        { $$ = mk(ps, AST_RETURN, @$); }
     | RETURN expr ";"                   { $$ = mk(ps, AST_RETURN, @$); $$->lhs = $2; }
@@ -561,7 +569,7 @@ static bool is_expr_continuation(yysymbol_kind_t k) {
 static bool is_stmt_start(yysymbol_kind_t k) {
     switch (k) {
     case YYSYMBOL_LET: case YYSYMBOL_VAR: case YYSYMBOL_FOR: case YYSYMBOL_IF: case YYSYMBOL_RETURN:
-    case YYSYMBOL_LBRACE: case YYSYMBOL_SEMI:
+    case YYSYMBOL_LBRACE: case YYSYMBOL_SEMI: case YYSYMBOL_SCRATCH:
         return true;
     default:
         return is_expr_start(k);

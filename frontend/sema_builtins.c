@@ -280,8 +280,25 @@ static SVal bi_dot(Sema *s, const Ast *call, const Ast **args, const Builtin *bi
         acc = sema_broadcast_to(s, sema_convert(s, sema_int_const(s, 0, true), ir_type_elem(t), call->loc), 2, dims,
                                 call->loc);
     }
+    /* tf32 = a compile-time bool (docs/tensor-cores.md 3): true rounds f32 inputs to tf32 for the
+     * tensor cores, false keeps IEEE f32 products; absent = the module default (--f32-dot). Only
+     * f32 inputs have the choice; for others it is accepted and ignored. */
+    int tf32 = -1;
+    if (args[3]) {
+        CVal cv;
+        const Ast *culprit = NULL;
+        CEval r = sema_ceval(s, args[3], &cv, &culprit);
+        if (r == CE_ERROR) return sema_poison(t);
+        if (r == CE_NOTCONST || cv.kind == CV_FLOAT) {
+            diag_error(s->d, args[3]->loc, "'tf32' of 'dot' must be a compile-time true or false");
+            return sema_poison(t);
+        }
+        tf32 = cv.i != 0;
+    }
     Value *ops[3] = {sema_value(s, a, call->loc), sema_value(s, b, call->loc), sema_value(s, acc, call->loc)};
-    return sema_val(sema_emit(s, OP_DOT, ops, 3, t, call->loc)->results);
+    Op *op = sema_emit(s, OP_DOT, ops, 3, t, call->loc);
+    if (tf32 >= 0 && ek == TY_F32) ir_op_set_attr(s->m, op, "precision", ir_attr_keyword(s->m, tf32 ? "tf32" : "ieee"));
+    return sema_val(op->results);
 }
 
 static SVal bi_load(Sema *s, const Ast *call, const Ast **args, const Builtin *bi) {
@@ -372,7 +389,7 @@ static const Builtin builtins[] = {
     {"load", 1, 3, 1, {"ptr", "mask", "other"}, bi_load, OP_LOAD, NULL},
     {"store", 2, 3, 2, {"ptr", "value", "mask"}, bi_store, OP_STORE, NULL},
     {"atomic_add", 2, 3, 2, {"ptr", "value", "mask"}, bi_atomic_add, OP_ATOMIC_ADD, NULL},
-    {"dot", 2, 3, 2, {"a", "b", "acc"}, bi_dot, OP_DOT, NULL},
+    {"dot", 2, 4, 2, {"a", "b", "acc", "tf32"}, bi_dot, OP_DOT, NULL},
     {"sum", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "sum"},
     {"argmax", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmax"},
     {"argmin", 2, 2, 2, {"x", "axis"}, bi_reduce, OP_REDUCE, "argmin"},

@@ -27,6 +27,9 @@ static SVal name_value(Sema *s, const Ast *e) {
         case SYM_VIEW:
             diag_error(s->d, e->loc, "tensor view '%s' must be indexed, as in %s[i, ...]", e->name, e->name);
             return sema_poison(NULL);
+        case SYM_SCRATCH:
+            diag_error(s->d, e->loc, "scratch buffer '%s' must be indexed, as in %s[i, ...]", e->name, e->name);
+            return sema_poison(NULL);
         default: return sym->val;
         }
     }
@@ -277,6 +280,8 @@ static SVal axis_edit(Sema *s, const Ast *e) {
 static SVal index_expr(Sema *s, const Ast *e) {
     Symbol *view = sema_view_of(s, e);
     if (view) return sema_view_load(s, e, view);
+    Symbol *buf = sema_scratch_of(s, e);
+    if (buf) return sema_scratch_load(s, e, buf);
     bool edit = e->nargs > 0;
     for (int i = 0; i < e->nargs; i++)
         if (!e->args[i] || (e->args[i]->kind != AST_SLICE && e->args[i]->kind != AST_NONE)) edit = false;

@@ -225,6 +225,9 @@ static Value *graph_body(Sema *s, GraphBuilder *g, const AstDecl *decl, const As
             if (!st->lhs) diag_error(s->d, st->loc, "a graph must return a tensor: return EXPR;");
             else result = sema_graph_expr(s, g, st->lhs);
             break;
+        case AST_SCRATCH:
+            diag_error(s->d, st->loc, "scratch buffers can only be declared in a kernel, not in a graph");
+            return NULL;
         default:
             diag_error(s->d, st->loc, "only 'let' and 'return' statements are allowed in a graph (v0)");
             return NULL;

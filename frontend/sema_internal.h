@@ -10,6 +10,7 @@
  *   sema_stmt.c     statements, `for`/`if` with carried variables
  *   sema_builtins.c the one table of builtins and their handlers
  *   sema_memory.c   load/store/atomic_add and tensor-view accesses
+ *   sema_scratch.c  scratch buffers: declaration and indexed reads/writes
  *   sema_fn.c       device functions: checking, instantiation per signature, calls
  *
  * Values during lowering are SVals: an IR value, a compile-time constant that is not materialised
@@ -49,6 +50,7 @@ typedef enum SymKind {
     SYM_CONST,   /* const parameter (weak constant, or an i1 constant) */
     SYM_DTYPE,   /* const T: dtype; type is the bound type */
     SYM_VIEW,    /* tensor view parameter; val is the view<T>[r] argument */
+    SYM_SCRATCH, /* scratch buffer (sema_scratch.c); val is its local_alloc, type its element type */
 } SymKind;
 
 typedef struct Symbol {
@@ -58,7 +60,7 @@ typedef struct Symbol {
     int depth;          /* scope depth where declared */
     SVal val;           /* current value (a var's changes as it is assigned) */
     const Type *type;   /* VAR: its fixed type. DTYPE: the type. VIEW: element type */
-    int view_rank;      /* VIEW */
+    int view_rank;      /* VIEW, SCRATCH */
     struct Symbol *next;
 } Symbol;
 
@@ -229,6 +231,19 @@ SVal sema_view_load(Sema *s, const Ast *index, Symbol *view);
 void sema_view_assign(Sema *s, const Ast *stmt, Symbol *view);
 /* The view symbol when e is `NAME[...]` with NAME a tensor view, else NULL (no report). */
 Symbol *sema_view_of(Sema *s, const Ast *e);
+/* The indices of NAME[i, j, ...] for a view or scratch symbol (its view_rank indices): integers,
+ * converted to one of i32/i64 and broadcast to one shape (*rank, dims); reports and returns false. */
+bool sema_indices(Sema *s, const Ast *e, Symbol *view, Value **idx, int *rank, int64_t *dims);
+
+/* --- sema_scratch.c ----------------------------------------------------------------------- */
+/* `scratch NAME: ELEM[D0, ...];` (SPEC 4.1): checks it and declares the buffer (a local_alloc). */
+void sema_scratch_decl(Sema *s, const Ast *st);
+/* The scratch symbol when e is `NAME[...]` with NAME a scratch buffer, else NULL (no report). */
+Symbol *sema_scratch_of(Sema *s, const Ast *e);
+/* t[i, j] as a value: local_gather (elements out of bounds read 0). */
+SVal sema_scratch_load(Sema *s, const Ast *index, Symbol *buf);
+/* `t[i, j] op= v` (op BIN_NONE for `=`): local_scatter, after a local_gather for a compound op. */
+void sema_scratch_assign(Sema *s, const Ast *stmt, Symbol *buf);
 
 /* --- sema_fn.c ---------------------------------------------------------------------------- */
 /* Lowers a call to a user fn (or reports calling a kernel/graph); false when name is no decl. */

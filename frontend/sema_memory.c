@@ -76,11 +76,17 @@ Symbol *sema_view_of(Sema *s, const Ast *e) {
     return sym && sym->kind == SYM_VIEW ? sym : NULL;
 }
 
-/* The indices of x[i, j, ...]: integers, converted to one of i32/i64 and broadcast to one shape. */
 static bool view_indices(Sema *s, const Ast *e, Symbol *view, Value **idx, int *rank, int64_t *dims) {
+    return sema_indices(s, e, view, idx, rank, dims);
+}
+
+bool sema_indices(Sema *s, const Ast *e, Symbol *view, Value **idx, int *rank, int64_t *dims) {
+    /* The same rules index views and scratch buffers; only the noun in the messages differs. */
+    bool scratch = view->kind == SYM_SCRATCH;
+    const char *noun = scratch ? "scratch buffer" : "view";
     if (e->nargs != view->view_rank) {
-        diag_error(s->d, e->loc, "view '%s' has rank %d but is indexed with %d indices", view->name, view->view_rank,
-                   e->nargs);
+        diag_error(s->d, e->loc, "%s '%s' has rank %d but is indexed with %d indices", noun, view->name,
+                   view->view_rank, e->nargs);
         return false;
     }
     SVal iv[SEMA_MAX_RANK];
@@ -90,8 +96,8 @@ static bool view_indices(Sema *s, const Ast *e, Symbol *view, Value **idx, int *
     for (int i = 0; i < e->nargs; i++) {
         const Ast *a = e->args[i];
         if (a && (a->kind == AST_SLICE || a->kind == AST_NONE)) {
-            diag_error(s->d, a->loc, "'%s' cannot index a tensor view; give one integer index per dimension",
-                       a->kind == AST_NONE ? "None" : ":");
+            diag_error(s->d, a->loc, "'%s' cannot index a %s; give one integer index per dimension",
+                       a->kind == AST_NONE ? "None" : ":", scratch ? "scratch buffer" : "tensor view");
             ok = false;
             continue;
         }
@@ -102,7 +108,7 @@ static bool view_indices(Sema *s, const Ast *e, Symbol *view, Value **idx, int *
         }
         const Type *t = ir_type_elem(iv[i].type);
         if (!ir_type_is_int(t) || (iv[i].kind == SV_CONST && iv[i].is_float)) {
-            diag_error(s->d, a->loc, "index %d of view '%s' must be an integer, got %s", i, view->name,
+            diag_error(s->d, a->loc, "index %d of %s '%s' must be an integer, got %s", i, noun, view->name,
                        sema_tstr(s, iv[i].type));
             ok = false;
             continue;

@@ -56,6 +56,10 @@ static void not_assignable(Sema *s, Symbol *sym, SrcLoc loc) {
         diag_error(s->d, loc, "cannot assign to tensor view '%s'; store through it with %s[i, ...] = value", sym->name,
                    sym->name);
         break;
+    case SYM_SCRATCH:
+        diag_error(s->d, loc, "cannot assign to scratch buffer '%s'; write its elements with %s[i, ...] = value",
+                   sym->name, sym->name);
+        break;
     default: diag_error(s->d, loc, "cannot assign to '%s'", sym->name); break;
     }
     diag_note(s->d, sym->loc, "'%s' declared here", sym->name);
@@ -92,8 +96,13 @@ static void assign(Sema *s, const Ast *st) {
             sema_view_assign(s, st, view);
             return;
         }
+        Symbol *buf = sema_scratch_of(s, target);
+        if (buf) {
+            sema_scratch_assign(s, st, buf);
+            return;
+        }
         sema_expr(s, st->rhs);
-        diag_error(s->d, target->loc, "only tensor views can be assigned through an index");
+        diag_error(s->d, target->loc, "only tensor views and scratch buffers can be assigned through an index");
         return;
     }
     if (!target || target->kind != AST_NAME) {
@@ -321,6 +330,7 @@ static void stmt(Sema *s, const Ast *st) {
     case AST_FOR: for_stmt(s, st); break;
     case AST_IF: if_stmt(s, st); break;
     case AST_BLOCK: block(s, st, true); break;
+    case AST_SCRATCH: sema_scratch_decl(s, st); break;
     case AST_RETURN:
         if (st->lhs) sema_expr(s, st->lhs);
         diag_error(s->d, st->loc, "'return' may only be the last statement of a function body (v0 restriction)");

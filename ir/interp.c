@@ -32,7 +32,8 @@ int64_t interp_slot_size(const Type *t) {
     switch (t->kind) {
     case TY_DTYPE: return 0;
     case TY_VIEW: return t->rank >= 0 && t->rank <= 8 ? 1 + 2 * (int64_t)t->rank : -1;
-    case TY_TILE: {
+    case TY_TILE:
+    case TY_SMEM: {
         int64_t n = 1;
         for (int i = 0; i < t->rank; i++) {
             if (t->dims[i] <= 0 || t->dims[i] > INTERP_MAX_NUMEL) return -1;
@@ -359,6 +360,10 @@ static Exit exec_op(Interp *in, Op *op) {
     case OP_DOT: case OP_REDUCE:
         return interp_exec_tile(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_BARRIER: return EXIT_END; /* one program at a time: every barrier is already met */
+    case OP_LOCAL_ALLOC: case OP_LOCAL_GATHER: case OP_LOCAL_SCATTER:
+        return interp_exec_local(in, op) ? EXIT_END : EXIT_ERROR;
+    case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
+        return interp_exec_async(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_PRINT: return exec_print(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_FOR: return exec_for(in, op);
     case OP_IF: return exec_if(in, op);

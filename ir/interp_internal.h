@@ -94,4 +94,9 @@ bool interp_exec_value(Interp *in, Op *op);       /* interp_value.c */
 bool interp_exec_elementwise(Interp *in, Op *op); /* interp_elementwise.c */
 bool interp_exec_memory(Interp *in, Op *op);      /* interp_memory.c */
 bool interp_exec_tile(Interp *in, Op *op);        /* interp_tile.c */
+bool interp_exec_local(Interp *in, Op *op);       /* interp_local.c: local_alloc/gather/scatter */
+bool interp_exec_async(Interp *in, Op *op);       /* interp_async.c: local_load, async copies */
+/* The buffer check of every global access (interp_memory.c): addr, `bytes` long, made for element
+ * i of a value of shape t by op, lies inside a buffer of the run and is aligned; else reports. */
+bool interp_check_access(Interp *in, Op *op, const Type *t, int64_t i, uint64_t addr, int bytes, bool write);
 #endif

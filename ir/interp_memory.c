@@ -67,6 +67,10 @@ static bool check(Interp *in, Op *op, const Type *t, int64_t i, uint64_t addr, i
 
 static void *host(uint64_t addr) { return (void *)(uintptr_t)addr; }
 
+bool interp_check_access(Interp *in, Op *op, const Type *t, int64_t i, uint64_t addr, int bytes, bool write) {
+    return check(in, op, t, i, addr, bytes, write);
+}
+
 /* Operands have the accessed value's n elements or are scalars (the verifier's rules); anything
  * else would index past a slot. */
 static bool fits(Interp *in, Op *op, const Slot *s, int64_t n) {

@@ -49,6 +49,8 @@ typedef enum TypeKind {
     TY_VIEW,   /* view<T>[?, ?, ?] a tensor view of rank r: base pointer + shape + strides */
     TY_TENSOR, /* tensor<T>[N, 64, H, W] a whole tensor (graph level); dims static or symbolic */
     TY_DTYPE,  /* the type of a `const T: dtype` parameter (compile time only) */
+    TY_SMEM,   /* smem<T>[d0, d1, ...]: a buffer in the CTA's shared memory (static dims > 0), the
+                  result of local_alloc; a memory object, never a register value (docs/passes/promote.md) */
 } TypeKind;
 
 typedef struct Type Type;
@@ -56,8 +58,8 @@ struct Type {
     TypeKind kind;
     const Type *elem;    /* PTR, TILE, VIEW, TENSOR: the element (a scalar, or for PTR any type) */
     int addrspace;       /* PTR: 1 = global (default, not printed), 3 = shared */
-    int rank;            /* TILE, VIEW, TENSOR */
-    const int64_t *dims; /* TILE: static sizes (> 0). TENSOR: size, or -1 when symbolic. VIEW: unused */
+    int rank;            /* TILE, VIEW, TENSOR, SMEM */
+    const int64_t *dims; /* TILE, SMEM: static sizes (> 0). TENSOR: size, or -1 when symbolic. VIEW: unused */
     const char *const *sym; /* TENSOR: per-dim symbol name (NULL where static); else NULL */
     const char *layout;  /* TILE: layout encoding text starting with '#', or NULL (not yet assigned) */
 };
@@ -74,6 +76,8 @@ const Type *ir_type_view(IrModule *m, const Type *elem, int rank);
 /* sym may be NULL (all static) or hold NULL entries for static dims; copied. */
 const Type *ir_type_tensor(IrModule *m, const Type *elem, int rank, const int64_t *dims, const char *const *sym);
 const Type *ir_type_dtype(IrModule *m);
+/* smem<elem>[dims]: a shared-memory buffer (dims copied, each > 0). */
+const Type *ir_type_smem(IrModule *m, const Type *elem, int rank, const int64_t *dims);
 /* Same shape (and layout) as t but element elem: scalar -> scalar, tile -> tile. */
 const Type *ir_type_with_elem(IrModule *m, const Type *t, const Type *elem);
 
@@ -83,7 +87,7 @@ bool ir_type_is_unsigned(const Type *t);     /* u8..u64 */
 bool ir_type_is_float(const Type *t);        /* f16, bf16, f32, f64 */
 bool ir_type_is_bool(const Type *t);         /* i1 */
 int ir_type_bits(const Type *t);             /* scalar width in bits; 64 for ptr; 0 otherwise */
-/* Element type of a tile/view/tensor, else t itself (so scalar ops can ask uniformly). */
+/* Element type of a tile/view/tensor/smem, else t itself (so scalar ops can ask uniformly). */
 const Type *ir_type_elem(const Type *t);
 /* Number of elements of a TILE (product of dims), 1 for scalars. */
 int64_t ir_type_numel(const Type *t);

@@ -173,7 +173,7 @@ static void pop_scope(Parser *p, int mark) {
 static const char *const type_words[] = {
 #define SCALAR(id, name, bits, cls) name,
 #include "types.def"
-    "ptr", "tile", "view", "tensor", "void", "dtype",
+    "ptr", "tile", "view", "tensor", "void", "dtype", "smem",
 };
 
 static const Type *parse_type(Parser *p);
@@ -185,7 +185,7 @@ static const Type *parse_elem(Parser *p) {
     return expect(p, TK_GT) ? t : NULL;
 }
 
-/* '[' dims ']' for tile (positive integers), view ('?') and tensor (integers, names, '?'). */
+/* '[' dims ']' for tile and smem (positive integers), view ('?') and tensor (integers, names, '?'). */
 static bool parse_dims(Parser *p, TypeKind k, PtrVec *dims, PtrVec *syms) {
     if (!expect(p, TK_LBRACK)) return false;
     if (at(p, TK_RBRACK)) {
@@ -196,14 +196,15 @@ static bool parse_dims(Parser *p, TypeKind k, PtrVec *dims, PtrVec *syms) {
         IrToken *t = peek(p);
         if (t->kind == TK_INT && k != TY_VIEW) {
             next(p);
-            if (t->ival < (k == TY_TILE ? 1 : 0)) {
-                error_at(p, t, "%s dimension must be %s, got %lld", k == TY_TILE ? "tile" : "tensor",
-                         k == TY_TILE ? "positive" : "non-negative", (long long)t->ival);
+            bool pos = k == TY_TILE || k == TY_SMEM;
+            if (t->ival < (pos ? 1 : 0)) {
+                error_at(p, t, "%s dimension must be %s, got %lld", k == TY_TILE ? "tile" : k == TY_SMEM ? "smem" : "tensor",
+                         pos ? "positive" : "non-negative", (long long)t->ival);
                 return false;
             }
             ptrvec_push(dims, (void *)(intptr_t)t->ival);
             ptrvec_push(syms, NULL);
-        } else if (t->kind == TK_QUESTION && k != TY_TILE) {
+        } else if (t->kind == TK_QUESTION && k != TY_TILE && k != TY_SMEM) {
             next(p);
             ptrvec_push(dims, (void *)(intptr_t)-1);
             ptrvec_push(syms, NULL);
@@ -213,6 +214,7 @@ static bool parse_dims(Parser *p, TypeKind k, PtrVec *dims, PtrVec *syms) {
             ptrvec_push(syms, (void *)t->str);
         } else {
             expected(p, k == TY_TILE ? "a tile dimension (a positive integer)"
+                        : k == TY_SMEM ? "an smem dimension (a positive integer)"
                         : k == TY_VIEW ? "'?'" : "a dimension (an integer, a name or '?')");
             return false;
         }
@@ -238,6 +240,8 @@ static const Type *parse_shaped(Parser *p, TypeKind k) {
             t = ir_type_tile(p->m, elem, dims.len, d, layout);
         } else if (k == TY_VIEW) {
             t = ir_type_view(p->m, elem, dims.len);
+        } else if (k == TY_SMEM) {
+            t = ir_type_smem(p->m, elem, dims.len, d);
         } else {
             t = ir_type_tensor(p->m, elem, dims.len, d, (const char *const *)syms.items);
         }
@@ -261,6 +265,7 @@ static const Type *parse_type_inner(Parser *p) {
     if (!strcmp(t->str, "tile")) return parse_shaped(p, TY_TILE);
     if (!strcmp(t->str, "view")) return parse_shaped(p, TY_VIEW);
     if (!strcmp(t->str, "tensor")) return parse_shaped(p, TY_TENSOR);
+    if (!strcmp(t->str, "smem")) return parse_shaped(p, TY_SMEM);
     if (!strcmp(t->str, "ptr")) {
         if (!expect(p, TK_LT)) return NULL;
         const Type *elem = parse_type(p);

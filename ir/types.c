@@ -142,6 +142,10 @@ const Type *ir_type_tile(IrModule *m, const Type *elem, int rank, const int64_t 
     return intern(m, &(Type){.kind = TY_TILE, .elem = elem, .rank = rank, .dims = dims, .layout = layout});
 }
 
+const Type *ir_type_smem(IrModule *m, const Type *elem, int rank, const int64_t *dims) {
+    return intern(m, &(Type){.kind = TY_SMEM, .elem = elem, .rank = rank < 0 ? 0 : rank, .dims = dims});
+}
+
 const Type *ir_type_view(IrModule *m, const Type *elem, int rank) {
     return intern(m, &(Type){.kind = TY_VIEW, .elem = elem, .rank = rank < 0 ? 0 : rank});
 }
@@ -198,7 +202,8 @@ int ir_type_bits(const Type *t) {
 }
 
 const Type *ir_type_elem(const Type *t) {
-    if (t && (t->kind == TY_TILE || t->kind == TY_VIEW || t->kind == TY_TENSOR) && t->elem) return t->elem;
+    if (t && (t->kind == TY_TILE || t->kind == TY_VIEW || t->kind == TY_TENSOR || t->kind == TY_SMEM) && t->elem)
+        return t->elem;
     return t;
 }
 
@@ -274,6 +279,11 @@ void ir_type_print(const Type *t, StrBuf *sb) {
         return;
     case TY_TENSOR:
         sb_puts(sb, "tensor");
+        print_elem(t->elem, sb);
+        print_dims(t, sb);
+        return;
+    case TY_SMEM:
+        sb_puts(sb, "smem");
         print_elem(t->elem, sb);
         print_dims(t, sb);
         return;

@@ -66,6 +66,12 @@ static const char *type_problem(const Type *t, int depth) {
     case TY_TENSOR:
         if (!t->elem || !ir_type_is_scalar(t->elem)) return "has a non-scalar element type";
         return NULL;
+    case TY_SMEM:
+        if (!t->elem || !ir_type_is_scalar(t->elem)) return "is a shared-memory buffer whose element is not a scalar";
+        if (t->rank < 1) return "is a shared-memory buffer of rank 0";
+        for (int i = 0; i < t->rank; i++)
+            if (!t->dims || t->dims[i] <= 0) return "is a shared-memory buffer with a non-positive dimension";
+        return NULL;
     default: return NULL;
     }
 }

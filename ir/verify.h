@@ -25,6 +25,10 @@ const char *ir_vtype(Verifier *v, const Type *t);
  * terminators of for/if regions. Called only when operand, result and region counts are right
  * and every operand and result has a type. */
 void ir_verify_op_rules(Verifier *v, Op *op);
+/* The rules of local_alloc, local_gather and local_scatter (verify_local.c). */
+void ir_verify_local(Verifier *v, Op *op);
+/* The rules of local_load, async_copy, async_copy_view, async_commit, async_wait (verify_async.c). */
+void ir_verify_async(Verifier *v, Op *op);
 enum { VERIFY_COSTLY_MAX = 20 }; /* diag's default error limit: later messages are not shown */
 /* The function of v's module named name (first of that name), or NULL. */
 Func *ir_verify_find_func(Verifier *v, const char *name);

@@ -380,6 +380,13 @@ static void check_dot(Verifier *v, Op *op) {
     else if (c->elem->kind != acc)
         ERR("'dot' accumulator for %s inputs must be %s, got %s", ir_scalar_name(in), ir_scalar_name(acc), T(c));
     else if (RES(0) != c) ERR("'dot' result type %s differs from its accumulator type %s", T(RES(0)), T(c));
+    /* precision = ieee | tf32 (docs/tensor-cores.md 3): absent = ieee; tf32 only for f32 inputs. */
+    const Attr *prec = ir_op_attr(op, "precision");
+    const char *ps = ir_op_attr_str(op, "precision");
+    if (prec && (!attr_is(prec, ATTR_KEYWORD) || (strcmp(ps, "ieee") && strcmp(ps, "tf32"))))
+        ERR("'dot' attribute 'precision' must be ieee or tf32");
+    else if (prec && !strcmp(ps, "tf32") && in != TY_F32)
+        ERR("'dot' precision tf32 needs f32 inputs, got %s", T(a));
 }
 
 static void check_reduce(Verifier *v, Op *op) {
@@ -712,6 +719,12 @@ static void check_custom(Verifier *v, Op *op) {
     case OP_CALL: check_call(v, op); break;
     case OP_LOOP_PARALLEL: check_yield(v, op, 0, NULL, 0, "body"); break;
     case OP_PRINT: check_print(v, op); break;
+    case OP_LOCAL_ALLOC:
+    case OP_LOCAL_GATHER:
+    case OP_LOCAL_SCATTER: ir_verify_local(v, op); break;
+    case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
+        ir_verify_async(v, op);
+        break;
     case OP_BARRIER:
     case OP_YIELD:
     case OP_RETURN: break; /* placement and types are checked by the structure and the parents */
@@ -793,7 +806,9 @@ static bool layout_uniform(const Op *op) {
     case OP_STORE:
     case OP_ATOMIC_ADD:
     case OP_VIEW_LOAD:
-    case OP_VIEW_STORE: return true;
+    case OP_VIEW_STORE:
+    case OP_LOCAL_GATHER:
+    case OP_LOCAL_SCATTER: return true;
     default: return (ir_op_info[op->kind].traits & IR_TR_ELEMENTWISE) != 0;
     }
 }

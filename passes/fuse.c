@@ -4,8 +4,10 @@
  * consumer's result shape; the consumers' other operands ("side inputs") must exist before the anchor
  * runs. Every op gets `group = G`; groups are numbered in program order of their anchors. The decision
  * is made here, on graph IR, so that it can be printed, tested and explained; the lowering only
- * follows the attribute. */
+ * follows the attribute. A reduce may instead start a row group (fuse_row.h: global_avg_pool -> flatten
+ * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. */
 #include <string.h>
+#include "fuse_row.h"
 #include "graph_passes.h"
 #include "../support/arena.h"
 
@@ -17,6 +19,9 @@ typedef struct Fuse {
     int *prev;    /* per op: the chain predecessor's index in its group, -1 for an anchor */
     int *anchor;  /* per op: its group's anchor index */
     int *members; /* per anchor: pointwise consumers taken so far */
+    bool *row;    /* per anchor: a row group (fuse_row.h) */
+    RowChain *rows; /* per anchor of a row group: its chain (row tile for the remark) */
+    const char **row_why; /* per op: why a row chain stopped at it (its remark), or NULL */
 } Fuse;
 
 static int index_of(const Fuse *f, const Op *op) {
@@ -40,7 +45,8 @@ static bool is_output(const Func *g, const Value *v) {
  * name without "graph." (conv2d, batch_norm). */
 static const char *short_name(const Op *op) {
     const char *k = ir_op_attr_str(op, "kind");
-    if (k && (op->kind == OP_G_UNARY || op->kind == OP_G_BINARY)) return k;
+    if (k && (op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_REDUCE || op->kind == OP_G_POOL))
+        return k;
     const char *n = ir_op_info[op->kind].name;
     return strncmp(n, "graph.", 6) ? n : n + 6;
 }
@@ -57,13 +63,19 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     int uses = ir_count_uses(f->g, (Value *)r);
     if (is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", vname(a, r));
     if (uses > 1) return arena_printf(a, "%s has %d uses", vname(a, r), uses);
+    if (f->row_why[ci]) return f->row_why[ci];
+    if (f->row[f->anchor[pi]])
+        return arena_printf(a, "kernel %d is a row group (one CTA per row), and nothing is spliced after its softmax or "
+                            "linear store yet", f->group[pi]);
     if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", vname(a, r));
     /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
-     * conv and pooling a window around it (a halo). Both need elements other programs compute. */
+     * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
+     * chain that starts at a reduce over the trailing axes is made one kernel per row (fuse_row.h). */
     bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL;
     if (!is_pointwise(c) && row)
-        return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s (fusing it needs "
-                            "one CTA per row, not implemented yet)", short_name(c), vname(a, r));
+        return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
+                            "compute (row groups start at a reduce over the trailing axes, docs/passes/fuse.md)",
+                            short_name(c), vname(a, r));
     if (!is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
                             vname(a, r));
@@ -94,6 +106,34 @@ static int sole_user(const Fuse *f, int from, const Value *r) {
     return -1;
 }
 
+/* A row group at reduce i (fuse_row.h): true when its members took the group; else the reason the
+ * chain stopped is kept for the remark of the edge it stopped at (and of the reduce's own consumer,
+ * whose remark would otherwise only say "a view" when the stop is after a reshape). */
+static bool row_group(Fuse *f, Arena *a, int i) {
+    RowChain rc;
+    const char *why;
+    Op *stop;
+    int n = fuse_row_match(f->g, f->ops[i], &rc, a, &why, &stop);
+    for (int k = 1; k < n; k++) {
+        int m = index_of(f, rc.ops[k]);
+        f->group[m] = f->group[i];
+        f->anchor[m] = i;
+        f->prev[m] = index_of(f, rc.ops[k - 1]);
+    }
+    if (n) {
+        f->row[i] = true;
+        f->rows[i] = rc;
+    }
+    if (why && stop) {
+        int si = index_of(f, stop);
+        if (si >= 0) f->row_why[si] = n ? why : arena_printf(a, "no row group at %s: %s", short_name(stop), why);
+        const Value *r = f->ops[i]->results;
+        int first = sole_user(f, i, r);
+        if (!n && first >= 0 && first != si) f->row_why[first] = f->row_why[si];
+    }
+    return n > 0;
+}
+
 static void partition(Fuse *f, Arena *a) {
     int next_group = 0;
     for (int i = 0; i < f->n; i++) {
@@ -102,6 +142,7 @@ static void partition(Fuse *f, Arena *a) {
         f->anchor[i] = i;
         /* Prepare ops run once at bind time and reshapes are views: neither is a kernel to grow. */
         if (graph_op_is_free(f->ops[i])) continue;
+        if (f->ops[i]->kind == OP_G_REDUCE && row_group(f, a, i)) continue;
         for (int cur = i;;) {
             const Value *r = f->ops[cur]->results;
             int c = sole_user(f, cur, r);
@@ -115,6 +156,30 @@ static void partition(Fuse *f, Arena *a) {
     }
 }
 
+/* The remarks of a row group's member ci (r its chain operand): the group itself at its second member,
+ * then one per member with the bytes it keeps out of DRAM (a reshape is a view: the bytes are the
+ * consumer's of the view). */
+static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Value *r) {
+    const Op *c = f->ops[ci];
+    int an = f->anchor[ci];
+    const RowChain *rc = &f->rows[an];
+    if (f->prev[ci] == an) {
+        StrBuf sb = {0};
+        for (int k = 0; k < rc->n; k++) sb_printf(&sb, "%s%s", k ? " -> " : "", short_name(rc->ops[k]));
+        const Type *y = rc->ops[rc->n - 1]->results->type;
+        diag_remark(d, f->ops[an]->loc, "row group: %s is kernel %d, one CTA per row of %s (%s values of the row held "
+                    "%lld at a time%s)", sb_str(&sb), f->group[an], ir_type_str(f->g->module, y), rc->matmul ? "K" : "C",
+                    (long long)rc->row, rc->row_symbolic ? "; a longer row re-reads x per chunk" : "");
+        sb_free(&sb);
+    }
+    if (c->kind == OP_G_RESHAPE)
+        diag_remark(d, c->loc, "fused reshape into %s (kernel %d, one CTA per row): a view of the row", short_name(f->ops[an]),
+                    f->group[ci]);
+    else
+        diag_remark(d, c->loc, "fused %s into %s (kernel %d, one CTA per row): saves %s bytes of DRAM traffic",
+                    short_name(c), short_name(f->ops[an]), f->group[ci], graph_bytes_text(a, r->type, 2));
+}
+
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
 static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     for (int ci = 0; ci < f->n; ci++) {
@@ -122,6 +187,10 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
         for (int k = 0; k < c->num_operands; k++) {
             const Value *r = c->operands[k];
             int pi = r->def ? index_of(f, r->def) : -1;
+            if (pi >= 0 && f->prev[ci] == pi && f->row[f->anchor[ci]]) {
+                remark_row(f, a, d, ci, r);
+                continue;
+            }
             if (pi < 0 || graph_op_is_free(f->ops[pi])) continue;
             const Op *p = f->ops[pi];
             if (f->prev[ci] == pi) {
@@ -149,6 +218,9 @@ int pass_fuse(Func *g, DiagEngine *d, bool remarks) {
     f.prev = arena_calloc(a, (size_t)f.n + 1, sizeof *f.prev);
     f.anchor = arena_calloc(a, (size_t)f.n + 1, sizeof *f.anchor);
     f.members = arena_calloc(a, (size_t)f.n + 1, sizeof *f.members);
+    f.row = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row);
+    f.rows = arena_calloc(a, (size_t)f.n + 1, sizeof *f.rows);
+    f.row_why = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row_why);
     int n = 0;
     for (Op *op = g->body.block->first; op; op = op->next)
         if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH) f.ops[n++] = op;

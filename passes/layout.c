@@ -12,6 +12,8 @@
  * that rank, so most tiles of one rank agree and need no conversion. A store asks nothing of the
  * value it stores: it follows the layout the value settles in (refit() fixes up its addresses). */
 #include "pass_util.h"
+#include "../ir/dot_mma.h"
+#include "../ir/dot_wgmma.h"
 #include "../ir/layout.h"
 #include <string.h>
 
@@ -61,6 +63,8 @@ typedef struct LayoutPass {
     int64_t home_shape[LAYOUT_MAX_RANK + 1][LAYOUT_MAX_RANK];
     int errors;
     bool changed;
+    bool remarks;        /* PassContext.remarks: one remark per dot (mma.sync or why not) */
+    bool wgmma;          /* --wgmma in effect: PassContext.wgmma on sm_90a or the host */
 } LayoutPass;
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
@@ -92,10 +96,30 @@ static Layout home(LayoutPass *p, int rank) {
     return p->home[rank];
 }
 
-/* The one place that decides a dot's layout (its result and accumulator). Today the home layout
- * of rank 2; a tensor-core lowering picks its mma layout here. */
-static Layout dot_layout(LayoutPass *p, const Type *result) {
-    (void)result;
+/* The one place that decides a dot's layout (its result and accumulator): the mma accumulator
+ * layout when the dot is eligible for tensor cores (ir/dot_mma.h, docs/tensor-cores.md 1), else
+ * the home layout of rank 2 (the CUDA-core FMA loop takes any). `remark`: report the decision
+ * (once per dot, from visit_op; natural_layout asks again without it). */
+static Layout dot_layout(LayoutPass *p, Op *dot, bool remark) {
+    DotMma plan;
+    const char *why = NULL;
+    /* sm_90a wgmma (opt-in): the mma layout with every warp along M (ir/dot_wgmma.h). */
+    if (p->wgmma) {
+        DotWgmma wg;
+        if (dot_wgmma_plan(dot, p->num_warps, &wg, &why, p->tmp)) {
+            if (remark && p->remarks)
+                diag_remark(p->d, dot->loc, "dot: %s, %d warpgroup(s) along M", dot_wgmma_name(&wg, p->tmp),
+                            wg.warps / 4);
+            return dot_wgmma_layout(&wg);
+        }
+        if (remark && p->remarks) diag_remark(p->d, dot->loc, "dot: not wgmma: %s", why);
+    }
+    if (dot_mma_plan(dot, p->num_warps, &plan, &why, p->tmp)) {
+        if (remark && p->remarks)
+            diag_remark(p->d, dot->loc, "dot: %s, warps %dx%d", dot_mma_name(plan.kind), plan.w0, plan.w1);
+        return dot_mma_layout(&plan);
+    }
+    if (remark && p->remarks) diag_remark(p->d, dot->loc, "dot: CUDA-core FMA loop, not mma.sync: %s", why);
     return home(p, 2);
 }
 
@@ -176,7 +200,7 @@ static Natural natural_uncached(LayoutPass *p, Value *v, int depth) {
     if (!op || depth >= NATURAL_MAX_DEPTH) return n;
     unsigned tr = ir_op_info[op->kind].traits;
     switch (op->kind) {
-    case OP_DOT: return (Natural){true, dot_layout(p, v->type)};
+    case OP_DOT: return (Natural){true, dot_layout(p, op, false)};
     case OP_REDUCE: {
         Value *x = op->operands[0];
         if (!is_tile(x->type)) return n;
@@ -256,6 +280,7 @@ static bool same_layout_op(const Op *op) {
     switch (op->kind) {
     case OP_LOAD:
     case OP_VIEW_LOAD:
+    case OP_LOCAL_GATHER:
     case OP_ATOMIC_ADD:
     case OP_BROADCAST: return true;
     default: return (ir_op_info[op->kind].traits & IR_TR_ELEMENTWISE) != 0;
@@ -443,7 +468,7 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
         return;
     case OP_DOT:
         if (!res || !is_tile(res->type) || res->type->rank != 2) break;
-        l = pinned(p, res) ? *pinned(p, res) : dot_layout(p, res->type); /* a written one is kept */
+        l = pinned(p, res) ? *pinned(p, res) : dot_layout(p, op, true); /* a written one is kept */
         l = settle(p, res, &l, NULL, op, NULL, op->loc);
         demand(p, op, 2, &l); /* a and b: any layout, the lowering stages them through shared memory */
         return;
@@ -483,10 +508,12 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
         demand(p, op, 0, &l);
         return;
     case OP_STORE:
-    case OP_VIEW_STORE: {
+    case OP_VIEW_STORE:
+    case OP_LOCAL_SCATTER: {
         /* No result to ask: the layout the stored value naturally has, so storing a dot or a
          * reduction converts nothing; the addresses and mask follow it. */
-        Value *val = op->num_operands > 1 ? op->operands[1] : NULL; /* store %p, %v / view_store %view, %v */
+        Value *val = op->num_operands > 1 ? op->operands[1] : NULL; /* store %p, %v / view_store %view, %v /
+                                                                      local_scatter %buf, %v */
         if (!val || !is_tile(val->type)) {
             for (int i = 0; i < op->num_operands; i++)
                 if (op->operands[i] && is_tile(op->operands[i]->type)) {
@@ -508,9 +535,20 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
         pass_map_put(&p->pending, val, ps);
         return;
     }
+    case OP_ASYNC_COPY:
+    case OP_ASYNC_COPY_VIEW: {
+        /* No result: every tile operand (addresses, indices, mask) in the default layout of the
+         * copied shape, whose fastest dim is the buffer's contiguous one (vector cp.async). */
+        const Type *t = op->num_operands > 3 || op->kind == OP_ASYNC_COPY ? op->operands[op->kind == OP_ASYNC_COPY ? 2 : 3]->type : NULL;
+        if (!is_tile(t) || t->rank < 1 || t->rank > LAYOUT_MAX_RANK) break;
+        l = layout_default(t->rank, t->dims, p->num_warps);
+        demand_all(p, op, &l);
+        return;
+    }
     case OP_ATOMIC_ADD:
     case OP_LOAD:
-    case OP_VIEW_LOAD: {
+    case OP_VIEW_LOAD:
+    case OP_LOCAL_GATHER: {
         if (!res) break;
         l = settle(p, res, NULL, NULL, op, NULL, op->loc);
         if (is_tile(res->type)) demand_all(p, op, &l);
@@ -564,7 +602,8 @@ static int kernel_num_warps(Func *f, PassContext *ctx) {
 static bool layout_kernel(IrModule *m, Func *f, PassContext *ctx) {
     int nw = kernel_num_warps(f, ctx);
     if (!nw) return false;
-    LayoutPass p = {.m = m, .f = f, .d = ctx->diag, .tmp = arena_new(), .num_warps = nw};
+    LayoutPass p = {.m = m, .f = f, .d = ctx->diag, .tmp = arena_new(), .num_warps = nw, .remarks = ctx->remarks,
+                    .wgmma = ctx->wgmma && (!ctx->mcpu || !strcmp(ctx->mcpu, "sm_90a"))};
     const Attr *a = ir_func_attr(f, "num_warps");
     if (!a) {
         ir_func_set_attr(m, f, "num_warps", ir_attr_int(m, nw));

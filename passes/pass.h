@@ -10,6 +10,11 @@ typedef struct PassContext {
     DiagEngine *diag;
     bool remarks;        /* emit one remark per decision where a pass makes them */
     int num_warps;       /* warps per CTA for kernels without a `num_warps` attribute (0 = 4) */
+    const char *mcpu;    /* the NVPTX target ("sm_90a"...); NULL for the host target (the emulator has
+                            every tensor-core instruction) */
+    bool wgmma;          /* --wgmma: dots may use wgmma where mcpu allows it (sm_90a or host) */
+    int num_stages;      /* software-pipelining stages for kernels without a `num_stages` attribute
+                            (0 = 3; 1 = off; passes/pipeline.c) */
 } PassContext;
 
 #define PASS(name, entry, summary) bool pass_##entry(IrModule *m, PassContext *ctx);
@@ -26,12 +31,15 @@ extern const int pass_registry_count;
 /* NULL when no pass has that name. */
 const PassInfo *pass_find(const char *name);
 
-/* The default pipeline run by tilec when --passes is not given. */
-#define PASS_DEFAULT_PIPELINE "inline,canonicalize,constfold,cse,dce"
-/* Run after the default pipeline when code is generated (--emit=llvm|ptx|obj|meta): variants,
- * FMA contraction (dropped with --fma=off), layouts, then clean-up. */
-#define PASS_CODEGEN_PIPELINE "specialize,fma-contract,layout,remove-converts,cse,dce"
-#define PASS_CODEGEN_PIPELINE_NO_FMA "specialize,layout,remove-converts,cse,dce"
+/* The default pipeline run by tilec when --passes is not given (fuse-loops and promote, then a
+ * clean-up, do nothing in kernels without scratch buffers). */
+#define PASS_DEFAULT_PIPELINE "inline,canonicalize,constfold,cse,fuse-loops,promote,cse,dce"
+/* Run after the default pipeline when code is generated (--emit=llvm|ptx|obj|meta): barriers for
+ * scratch buffers left in shared memory, variants, FMA contraction (dropped with --fma=off),
+ * software pipelining of loops that feed dot (before layout: its copies get layouts too), layouts,
+ * then clean-up. */
+#define PASS_CODEGEN_PIPELINE "insert-barriers,specialize,fma-contract,pipeline,layout,remove-converts,cse,dce"
+#define PASS_CODEGEN_PIPELINE_NO_FMA "insert-barriers,specialize,pipeline,layout,remove-converts,cse,dce"
 
 typedef struct PassManagerOptions {
     const char *pipeline;       /* comma-separated pass names */

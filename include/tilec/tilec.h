@@ -47,6 +47,9 @@ typedef struct TlDefine {
     const char *name, *value; /* -D NAME=VALUE, both borrowed */
 } TlDefine;
 
+/* --f32-dot=ieee|tf32 (TlCompileOptions.f32_dot). */
+typedef enum TlF32Dot { TL_F32_DOT_DEFAULT = 0, TL_F32_DOT_IEEE = 1, TL_F32_DOT_TF32 = 2 } TlF32Dot;
+
 typedef struct TlCompileOptions {
     TlEmit emit;
     TlInputKind input_kind;
@@ -68,7 +71,17 @@ typedef struct TlCompileOptions {
     int opt_level;         /* 0..3, default 3 */
     int debug;             /* 0 none, 1 -lineinfo (PTX .loc lines, optimised code), 2 -g */
     int num_warps;         /* warps per CTA (a power of two, 1..32), default 4 */
+    int num_stages;        /* software-pipelining stages of loops that feed dot (1..8; 1 = off), default 3;
+                            * a kernel's `num_stages` IR attribute wins (docs/passes/pipeline.md) */
     bool fma;              /* contract a*b+c to fma (default on, like nvcc -fmad=true) */
+    /* --f32-dot (docs/tensor-cores.md 3): precision of f32 dots that do not choose one.
+     * TL_F32_DOT_DEFAULT: ieee (and the std kernels keep their own choice, also ieee today);
+     * IEEE / TF32: every such dot, and every f32 dot of the std kernel instances of graphs. */
+    int f32_dot;           /* TlF32Dot */
+    /* --wgmma (docs/tensor-cores.md 5): eligible f16/bf16 dots use wgmma.mma_async (opt-in: not yet
+     * checked on a GPU). NVPTX: only with mcpu sm_90a (else a warning, and mma.sync); host: the
+     * emulator runs the same lowering. */
+    bool wgmma;
     bool remarks;          /* print one remark per codegen/fusion decision */
     /* On-disk compile cache for code emission (llvm/ptx/obj/meta/so): NULL = none. One file per entry,
      * keyed by a hash of the source, -D values, emit kind, target, mcpu, -O, debug, FMA policy,

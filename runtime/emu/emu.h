@@ -5,7 +5,10 @@
  *   emu_memory.c  device memory: host allocations registered in a table; the access check
  *   emu_module.c  dlopen of the kernel .so, its metadata and K__entry symbols
  *   emu_fiber.c   fiber stacks and context switches (ASan / valgrind annotations)
- *   emu_launch.c  one launch: CTAs in order, the scheduler, barrier and shuffle rendezvous, faults
+ *   emu_launch.c  one launch: CTAs in order, the scheduler, barrier and collective rendezvous
+ *                 (emu_collective: the shuffle, mma, ldmatrix, wgmma), faults
+ *   emu_mma.c     mma.sync and ldmatrix (tl_emu_mma, tl_emu_ldmatrix) with the PTX fragment layouts
+ *   emu_async.c   cp.async: per-thread queues of copy groups that land at wait_group
  *   emu_hooks.c   the tl_emu_* ABI of backend/target.h, called by the kernels
  *   emu_race.c    shared-memory race and bounds checks (tl_emu_check_shared)
  *   emu_stream.c  streams (synchronous), events (CLOCK_MONOTONIC), graph capture and replay
@@ -60,7 +63,19 @@ void emu_mem_describe(const EmuAllocTable *t, const void *p, size_t bytes, char 
 bool emu_elf_check(const char *path, char *why, size_t n);
 
 /* ---- fibers (emu_fiber.c) */
-typedef enum EmuFiberState { FIBER_READY, FIBER_BARRIER, FIBER_SHFL, FIBER_DONE } EmuFiberState;
+typedef enum EmuFiberState { FIBER_READY, FIBER_BARRIER, FIBER_COLL, FIBER_DONE } EmuFiberState;
+
+/* The function a collective runs once its group is complete (emu_collective). */
+typedef void (*EmuCollectiveFn)(int kind, const void *const *ins, void *const *outs, int width);
+
+/* One cp.async queued by a thread (emu_async.c): the source bytes, read (and zero-filled) at
+ * issue, land at dst when a wait_group completes `group`. */
+typedef struct EmuCpAsync {
+    unsigned char *dst;
+    unsigned char data[16];
+    int32_t cp_size;             /* 4, 8 or 16 */
+    uint32_t group;              /* the thread's commit count at issue: the open group then */
+} EmuCpAsync;
 
 typedef struct EmuFiber {
     ucontext_t uc;
@@ -68,7 +83,17 @@ typedef struct EmuFiber {
     size_t stack_size;
     EmuFiberState state;
     const void *barrier_site;    /* return address of the tl_emu_barrier call it waits at */
-    int32_t shfl_val, shfl_mask; /* value offered / lane mask at a shuffle; the result comes back in shfl_val */
+    /* at a collective (FIBER_COLL): its arguments, read by the last thread of the group to arrive */
+    const char *coll_what;
+    int coll_kind, coll_width;
+    EmuCollectiveFn coll_fn;
+    const void *coll_in;
+    void *coll_out;
+    /* cp.async (emu_async.c): queued copies in issue order (owned, freed at the end of the launch;
+     * emptied at every CTA start) and the number of commit_groups so far in this CTA */
+    EmuCpAsync *cp;
+    int ncp, cp_cap;
+    uint32_t cp_committed;
     void *asan_fake_stack;       /* ASan's fake-stack handle while switched out */
     char *low;                   /* lowest frame address seen at a switch (how far ASan may have poisoned) */
 } EmuFiber;
@@ -145,7 +170,8 @@ struct EmuLaunch {
     int dir;                     /* order in which fibers take turns: +1, or -1 (reverse) */
     ucontext_t sched;
     int ndone, nbarrier;
-    int shfl_arrived[EMU_MAX_THREADS / 32];
+    int coll_arrived[2][EMU_MAX_THREADS / 32]; /* threads waiting at a collective: [0][warp] (width 32),
+                                                  [1][warpgroup] (width 128) */
     const EmuAlloc *last_hit;    /* access-check cache */
     size_t smem_size;            /* the metadata's smem bytes: shared accesses past it are faults */
     uint32_t epoch;              /* barrier epoch: +1 at every completed barrier and at every CTA start */
@@ -170,6 +196,42 @@ void emu_block(EmuLaunch *L);
 /* Barrier / shuffle arrival of the running fiber (emu_hooks.c calls these). */
 void emu_barrier_arrive(EmuLaunch *L, const void *site);
 int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask);
+
+/* A rendezvous of the `width` threads (32 = the calling thread's warp, 128 = its warpgroup: warps
+ * 4g..4g+3) that contain the calling thread. Each passes its own `in` (read-only, valid until the
+ * call returns) and `out` (written by fn). When the last arrives, fn(kind, ins, outs, width) runs
+ * ONCE with ins[i]/outs[i] = the pointers of lane i of the group (i = tid - first tid of the
+ * group); then every thread continues. All threads of the group must call with the same `what`
+ * and `kind`; a thread of the group that returns or waits elsewhere instead is a fault reported
+ * like the shuffle's ("warp mma not reached by all lanes of warp 0: ..."), naming `what`.
+ * A width other than 32 or 128, or a CTA whose thread count is not a multiple of width, is a
+ * fault. fn runs on the last thread to arrive and may call emu_fault (on emu_current()).
+ * Outside a launch it does nothing. */
+void emu_collective(int width, const char *what, int kind, const void *in, void *out,
+                    void (*fn)(int kind, const void *const *ins, void *const *outs, int width));
+
+/* ---- tensor cores (emu_mma.c) */
+/* The emulator ABI's mma kinds (backend/target.h TlMmaKind, which the runtime cannot include). */
+enum { EMU_MMA_F16 = 0, EMU_MMA_BF16 = 1, EMU_MMA_TF32 = 2 };
+/* The exact value of one operand element: bits is an f16 or bf16 pattern (low 16 bits), or a tf32
+ * register (the low 13 bits, which the tensor core ignores, are dropped). NaN / Inf stay so. */
+double emu_mma_decode(int kind, uint32_t bits);
+
+/* ---- wgmma (emu_wgmma.c, tl_emu_wgmma) */
+/* A wgmma matrix descriptor's fields (PTX ISA "Matrix Descriptor Format"), in bytes where the
+ * descriptor holds them >> 4: start (offset into the CTA's shared memory in the emulator), lbo
+ * (leading dimension byte offset), sbo (stride dimension byte offset); base_offset 0..7, swizzle
+ * 0..3 (0 none, 1 128B, 2 64B, 3 32B). */
+typedef struct EmuWgmmaDesc {
+    uint32_t start, lbo, sbo;
+    int base_offset, swizzle;
+} EmuWgmmaDesc;
+/* Decodes desc into *out; false when a reserved bit (14-15, 30-31, 46-48, 52-61) is set. */
+bool emu_wgmma_desc_decode(uint64_t desc, EmuWgmmaDesc *out);
+
+/* ---- cp.async (emu_async.c) */
+/* Called when the running thread returns from the kernel: a fault if it still has queued copies. */
+void emu_cp_async_at_exit(EmuLaunch *L);
 
 /* The race and bounds check of one shared-memory access of the running thread (emu_race.c; the
  * hook tl_emu_check_shared): faults on an access outside [smem, smem + smem_size), on a read of a

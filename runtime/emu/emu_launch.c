@@ -6,8 +6,9 @@
  * order, cyclically; reversed with TILEC_EMU_ORDER=reverse), so a barrier costs one context switch
  * per thread. A barrier completes when
  * all threads of the CTA wait at it (the last to arrive releases the others and carries on); a
- * warp shuffle completes when the warp's 32 lanes have arrived (the last lane exchanges the
- * values). When no fiber can run, control returns to the scheduler: either every thread has
+ * collective (emu_collective: the warp shuffle, mma, ldmatrix, wgmma) completes when the 32 lanes
+ * of the warp (or the 128 threads of the warpgroup) have arrived (the last one runs the
+ * collective's function for all of them). When no fiber can run, control returns to the scheduler: either every thread has
  * returned, or some wait for what can never come, which would hang a GPU: that is reported as a
  * fault naming who waits where. Any fault (these, or one raised by a hook) stops
  * the launch: the faulting fiber switches to the scheduler for good, the other fibers are
@@ -51,14 +52,32 @@ _Noreturn void emu_fault(EmuLaunch *L, const char *fmt, ...) {
     abort(); /* not reached: a final switch never returns */
 }
 
-/* The ids of the threads [lo, hi) in state s, as ranges "0-63, 96-127" (at most a few). */
-static void thread_ranges(const EmuLaunch *L, int lo, int hi, EmuFiberState s, char *buf, size_t n) {
+/* What a waiting or returned thread is doing, for messages. focus: the collective being reported
+ * (a thread at the same one "waits at the mma"), or NULL. */
+static void wait_label(const EmuFiber *f, const EmuFiber *focus, char *buf, size_t n) {
+    switch (f->state) {
+    case FIBER_BARRIER: snprintf(buf, n, "wait at a barrier"); break;
+    case FIBER_DONE: snprintf(buf, n, "returned"); break;
+    case FIBER_COLL:
+        if (focus && f->coll_width == focus->coll_width && !strcmp(f->coll_what, focus->coll_what))
+            snprintf(buf, n, "wait at the %s", f->coll_what);
+        else snprintf(buf, n, "wait at a %s %s", f->coll_width == 128 ? "warpgroup" : "warp", f->coll_what);
+        break;
+    default: snprintf(buf, n, "can run"); break;
+    }
+}
+
+/* The ids of the threads [lo, hi) whose label is `label`, as ranges "0-63, 96-127" (at most a few). */
+static void thread_ranges(const EmuLaunch *L, int lo, int hi, const EmuFiber *focus, const char *label, char *buf,
+                          size_t n) {
+    char l[96];
     buf[0] = 0;
     int shown = 0;
     for (int i = lo; i < hi; i++) {
-        if (L->fibers[i].state != s) continue;
+        wait_label(&L->fibers[i], focus, l, sizeof l);
+        if (strcmp(l, label)) continue;
         int j = i;
-        while (j + 1 < hi && L->fibers[j + 1].state == s) j++;
+        while (j + 1 < hi && (wait_label(&L->fibers[j + 1], focus, l, sizeof l), !strcmp(l, label))) j++;
         if (shown++ == 6) {
             appendf(buf, n, ", ...");
             break;
@@ -69,40 +88,45 @@ static void thread_ranges(const EmuLaunch *L, int lo, int hi, EmuFiberState s, c
     }
 }
 
-static int count_state(const EmuLaunch *L, int lo, int hi, EmuFiberState s) {
-    int c = 0;
-    for (int i = lo; i < hi; i++) c += L->fibers[i].state == s;
-    return c;
+/* "threads 0-63 wait at a barrier, threads 64-127 returned": the threads [lo, hi) grouped by what
+ * they do, the groups in the order of their first thread (at most a few). */
+static void describe_threads(const EmuLaunch *L, int lo, int hi, const EmuFiber *focus, char *buf, size_t n) {
+    char seen[6][96], label[96], r[160];
+    int nseen = 0;
+    for (int i = lo; i < hi && nseen < 6; i++) {
+        wait_label(&L->fibers[i], focus, label, sizeof label);
+        bool dup = false;
+        for (int k = 0; k < nseen; k++) dup = dup || !strcmp(seen[k], label);
+        if (dup) continue;
+        snprintf(seen[nseen++], sizeof seen[0], "%s", label);
+        int c = 0;
+        for (int j = lo; j < hi; j++) {
+            char l[96];
+            wait_label(&L->fibers[j], focus, l, sizeof l);
+            c += !strcmp(l, label);
+        }
+        thread_ranges(L, lo, hi, focus, label, r, sizeof r);
+        appendf(buf, n, "%sthread%s %s %s", nseen > 1 ? ", " : "", c > 1 ? "s" : "", r, label);
+    }
 }
 
-/* "threads 0-63 wait at a barrier" for the threads [lo, hi) in state s, or nothing when none are. */
-static void describe_group(const EmuLaunch *L, int lo, int hi, EmuFiberState s, const char *what, const char *who,
-                           bool *first, char *buf, size_t n) {
-    int c = count_state(L, lo, hi, s);
-    if (!c) return;
-    char r[160];
-    thread_ranges(L, lo, hi, s, r, sizeof r);
-    appendf(buf, n, "%s%s%s %s %s", *first ? "" : ", ", who, c > 1 ? "s" : "", r, what);
-    *first = false;
-}
-
-/* Nothing can run and not every thread has returned: a GPU would hang. */
+/* Nothing can run and not every thread has returned: a GPU would hang. A collective that waits
+ * for missing threads is reported first (naming its group), else the barrier. */
 static void deadlock(EmuLaunch *L) {
     char *m = L->msg;
     size_t n = sizeof L->msg;
-    bool first = true;
     m[0] = 0;
-    if (L->nbarrier > 0) {
+    const EmuFiber *focus = NULL;
+    for (int i = 0; i < L->nthreads && !focus; i++)
+        if (L->fibers[i].state == FIBER_COLL) focus = &L->fibers[i];
+    if (focus) {
+        int w = focus->coll_width, first = (int)(focus - L->fibers) / w * w;
+        appendf(m, n, "%s %s not reached by all %s of %s %d: ", w == 128 ? "warpgroup" : "warp", focus->coll_what,
+                w == 128 ? "threads" : "lanes", w == 128 ? "warpgroup" : "warp", first / w);
+        describe_threads(L, first, first + w, focus, m, n);
+    } else {
         appendf(m, n, "barrier not reached by all threads: ");
-        describe_group(L, 0, L->nthreads, FIBER_BARRIER, "wait at a barrier", "thread", &first, m, n);
-        describe_group(L, 0, L->nthreads, FIBER_DONE, "returned", "thread", &first, m, n);
-        describe_group(L, 0, L->nthreads, FIBER_SHFL, "wait at a warp shuffle", "thread", &first, m, n);
-    } else { /* only shuffles wait: some warp misses lanes */
-        int w = 0;
-        while (w < L->nthreads / 32 && L->shfl_arrived[w] == 0) w++;
-        appendf(m, n, "warp shuffle not reached by all lanes of warp %d: ", w);
-        describe_group(L, w * 32, w * 32 + 32, FIBER_SHFL, "wait at the shuffle", "thread", &first, m, n);
-        describe_group(L, w * 32, w * 32 + 32, FIBER_DONE, "returned", "thread", &first, m, n);
+        describe_threads(L, 0, L->nthreads, NULL, m, n);
     }
     append_kernel(L, m, n);
     L->faulted = true;
@@ -167,31 +191,68 @@ void emu_barrier_arrive(EmuLaunch *L, const void *site) {
     for (int i = 0; i < L->nthreads; i++) L->fibers[i].state = FIBER_READY;
 }
 
-int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask) {
+void emu_collective(int width, const char *what, int kind, const void *in, void *out, EmuCollectiveFn fn) {
+    EmuLaunch *L = emu_current();
+    if (!L) return;
+    if (width != 32 && width != 128) emu_fault(L, "%s: a collective of %d threads (only 32 and 128 exist)", what, width);
+    const char *group = width == 128 ? "warpgroup" : "warp", *member = width == 128 ? "thread" : "lane";
+    if (L->nthreads % width)
+        emu_fault(L, "%s %s in a CTA of %d threads (num_warps=%d): a %s needs a multiple of %d threads", group, what,
+                  L->nthreads, L->nthreads / 32, group, width);
     EmuFiber *f = &L->fibers[L->cur];
-    int w = L->cur / 32;
-    f->state = FIBER_SHFL;
-    f->shfl_val = v;
-    f->shfl_mask = lane_mask;
-    if (++L->shfl_arrived[w] < 32) {
+    f->state = FIBER_COLL;
+    f->coll_what = what, f->coll_kind = kind, f->coll_width = width, f->coll_fn = fn;
+    f->coll_in = in, f->coll_out = out;
+    int first = L->cur / width * width;
+    int *arrived = &L->coll_arrived[width == 128][first / 32];
+    if (++*arrived < width) {
         emu_block(L);
-        return f->shfl_val;
+        return;
     }
-    L->shfl_arrived[w] = 0;
-    EmuFiber *lanes = &L->fibers[w * 32];
-    int32_t vals[32];
+    *arrived = 0; /* the last to arrive: every thread of the group waits at a collective of this width */
+    const void *ins[128];
+    void *outs[128];
+    for (int i = 0; i < width; i++) {
+        const EmuFiber *g = &L->fibers[first + i];
+        if (strcmp(g->coll_what, what) || g->coll_fn != fn)
+            emu_fault(L, "%ss of %s %d at different collectives: %s %d (thread %d) at a %s, this thread at a %s", member,
+                      group, first / width, member, i, first + i, g->coll_what, what);
+        if (g->coll_kind != kind)
+            emu_fault(L, "%s %s with different kinds: %s %d (thread %d) uses kind %d, this thread uses kind %d", group, what,
+                      member, i, first + i, g->coll_kind, kind);
+        ins[i] = g->coll_in;
+        outs[i] = g->coll_out;
+    }
+    fn(kind, ins, outs, width);
+    for (int i = 0; i < width; i++) L->fibers[first + i].state = FIBER_READY;
+}
+
+/* The shuffle as a collective: each lane offers its value and the mask (which must agree). */
+typedef struct ShflIn {
+    int32_t v, mask;
+} ShflIn;
+
+static void shfl_exchange(int kind, const void *const *ins, void *const *outs, int width) {
+    (void)kind, (void)width;
+    EmuLaunch *L = emu_current();
+    int32_t mask = ((const ShflIn *)ins[L->cur % 32])->mask; /* this thread: the last to arrive */
     for (int l = 0; l < 32; l++) {
-        if (lanes[l].shfl_mask != lane_mask)
-            emu_fault(L, "warp shuffle with different lane masks: lane %d uses %d, this thread uses %d", l, lanes[l].shfl_mask,
-                      lane_mask);
-        vals[l] = lanes[l].shfl_val;
+        const ShflIn *in = ins[l];
+        if (in->mask != mask)
+            emu_fault(L, "warp shuffle with different lane masks: lane %d uses %d, this thread uses %d", l, in->mask, mask);
     }
     for (int l = 0; l < 32; l++) {
-        int32_t j = l ^ lane_mask; /* shfl.sync.bfly: a source lane outside the warp gives the lane's own value */
-        lanes[l].shfl_val = j >= 0 && j < 32 ? vals[j] : vals[l];
-        lanes[l].state = FIBER_READY;
+        int32_t j = l ^ mask; /* shfl.sync.bfly: a source lane outside the warp gives the lane its own value */
+        *(int32_t *)outs[l] = ((const ShflIn *)ins[j >= 0 && j < 32 ? j : l])->v;
     }
-    return f->shfl_val;
+}
+
+int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask) {
+    (void)L; /* emu_collective finds it again */
+    ShflIn in = {v, lane_mask};
+    int32_t out = v;
+    emu_collective(32, "shuffle", 0, &in, &out, shfl_exchange);
+    return out;
 }
 
 /* ---- the scheduler */
@@ -200,6 +261,7 @@ static void fiber_main(void) {
     EmuLaunch *L = emu_current();
     emu_fiber_arrived(L);
     L->entry(L->params);
+    emu_cp_async_at_exit(L); /* copies never waited for are a fault */
     L->fibers[L->cur].state = FIBER_DONE;
     L->ndone++;
     yield(L, true);
@@ -215,6 +277,8 @@ static bool run_cta(EmuLaunch *L) {
         EmuFiber *f = &L->fibers[i];
         f->state = FIBER_READY;
         f->barrier_site = NULL;
+        f->ncp = 0; /* cp.async queues of an abandoned CTA are dropped */
+        f->cp_committed = 0;
         emu_stack_unpoison(f);
         f->uc.uc_stack.ss_sp = f->stack;
         f->uc.uc_stack.ss_size = f->stack_size;
@@ -222,7 +286,7 @@ static bool run_cta(EmuLaunch *L) {
         makecontext(&f->uc, fiber_main, 0);
     }
     L->ndone = L->nbarrier = 0;
-    memset(L->shfl_arrived, 0, sizeof L->shfl_arrived);
+    memset(L->coll_arrived, 0, sizeof L->coll_arrived);
     L->cur = L->dir > 0 ? 0 : L->nthreads - 1;
     emu_switch(L, NULL, &L->fibers[L->cur], false);
     L->cur = -1;
@@ -277,6 +341,7 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
         if (!ok) snprintf(msg, msglen, "%s", L->msg), status = TLRT_ERR_FAULT;
     }
     emu_race_free(&race); /* L->race is a copy of it */
+    for (int i = 0; fibers && i < nthreads; i++) free(fibers[i].cp);
     free(smem);
     free(fibers);
     free(L);

@@ -58,9 +58,11 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-/* Compiles a .tile file of the source tree (with -D defines "NAME=VALUE", NULL-terminated) to
- * workdir/NAME.so; returns the path (static storage) or NULL. */
-static const char *compile_tile(const char *rel, const char *name, const char *const *defines) {
+/* Compiles a .tile file of the source tree (with -D defines "NAME=VALUE", NULL-terminated, and the
+ * passes `disable` left out: comma-separated, or NULL) to workdir/NAME.so; returns the path (static
+ * storage) or NULL. */
+static const char *compile_tile_without(const char *rel, const char *name, const char *const *defines,
+                                        const char *disable) {
     static char so[128];
     char path[512];
     snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
@@ -85,6 +87,7 @@ static const char *compile_tile(const char *rel, const char *name, const char *c
     opt.target = TL_TARGET_HOST;
     opt.defines = defs;
     opt.ndefines = nd;
+    opt.disable_passes = disable;
     char *lib = NULL;
     size_t n = 0;
     TlStatus st = tl_compile(path, src, len, &opt, &lib, &n);
@@ -94,6 +97,11 @@ static const char *compile_tile(const char *rel, const char *name, const char *c
     bool ok = write_file(so, lib, n);
     free(lib);
     return ok ? so : NULL;
+}
+
+/* compile_tile_without leaving no pass out. */
+static inline const char *compile_tile(const char *rel, const char *name, const char *const *defines) {
+    return compile_tile_without(rel, name, defines, NULL);
 }
 
 /* A device buffer, poisoned with 0xFF bytes. */

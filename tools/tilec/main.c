@@ -30,7 +30,14 @@ static void usage(FILE *f) {
           "  -lineinfo              PTX .loc lines back to the .tile source (optimised code)\n"
           "  -g                     full debug info (a debug build of the kernel)\n"
           "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
+          "  --num-stages=N         cp.async pipeline stages of loops that feed dot, 1..8 (default 3;\n"
+          "                         1 = off; a kernel's num_stages attribute wins)\n"
           "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
+          "  --f32-dot=ieee|tf32    precision of f32 dots that do not choose one (dot(..., tf32=)):\n"
+          "                         tf32 runs them on tensor cores; default ieee; either value also\n"
+          "                         sets the std conv2d and matmul of graphs\n"
+          "  --wgmma                f16/bf16 dots on wgmma.mma_async (sm_90a and the host emulator;\n"
+          "                         opt-in: checked against the emulator only, docs/tensor-cores.md 5)\n"
           "  --remarks              one remark per code generation, folding and fusion decision\n"
           "                         (to stderr)\n"
           "  --no-fuse              one kernel per graph op (no `group`s); with --no-fold-bn, the\n"
@@ -125,7 +132,7 @@ static int write_atomically(const char *path, const char *data, size_t len) {
 enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
     OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
-    OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_FMA, OPT_REMARKS,
+    OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_NUM_STAGES, OPT_FMA, OPT_F32_DOT, OPT_WGMMA, OPT_REMARKS,
     OPT_CACHE_DIR, OPT_NO_FUSE, OPT_NO_FOLD_BN, OPT_PRINT_GRAPH, OPT_REPORT, OPT_DIMS,
     OPT_RUN_INTERP, OPT_GRID, OPT_ARG, OPT_SEED, OPT_DUMP,
 };
@@ -176,7 +183,10 @@ int main(int argc, char **argv) {
         {"mcpu", required_argument, 0, OPT_MCPU},
         {"lineinfo", no_argument, 0, OPT_LINEINFO},
         {"num-warps", required_argument, 0, OPT_NUM_WARPS},
+        {"num-stages", required_argument, 0, OPT_NUM_STAGES},
         {"fma", required_argument, 0, OPT_FMA},
+        {"f32-dot", required_argument, 0, OPT_F32_DOT},
+        {"wgmma", no_argument, 0, OPT_WGMMA},
         {"remarks", no_argument, 0, OPT_REMARKS},
         {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
         {"no-fuse", no_argument, 0, OPT_NO_FUSE},
@@ -286,6 +296,13 @@ int main(int argc, char **argv) {
                 return TL_ERR_USAGE;
             }
             break;
+        case OPT_NUM_STAGES:
+            if (!parse_int(optarg, 1, 8, &opt.num_stages)) {
+                fprintf(stderr, "tilec: error: --num-stages expects an integer from 1 to 8, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
         case OPT_FMA:
             if (!strcmp(optarg, "on")) opt.fma = true;
             else if (!strcmp(optarg, "off")) opt.fma = false;
@@ -295,6 +312,16 @@ int main(int argc, char **argv) {
                 return TL_ERR_USAGE;
             }
             break;
+        case OPT_F32_DOT:
+            if (!strcmp(optarg, "ieee")) opt.f32_dot = TL_F32_DOT_IEEE;
+            else if (!strcmp(optarg, "tf32")) opt.f32_dot = TL_F32_DOT_TF32;
+            else {
+                fprintf(stderr, "tilec: error: --f32-dot expects ieee or tf32, got '%s'\n", optarg);
+                free(defs);
+                return TL_ERR_USAGE;
+            }
+            break;
+        case OPT_WGMMA: opt.wgmma = true; break;
         case OPT_REMARKS: opt.remarks = true; break;
         case OPT_CACHE_DIR: opt.cache_dir = optarg; break;
         case OPT_NO_FUSE: opt.no_fuse = true; break;

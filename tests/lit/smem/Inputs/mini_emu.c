@@ -29,6 +29,15 @@ int32_t tl_emu_nctaid(int32_t axis) { return axis >= 0 && axis < 3 ? grid[axis] 
 void *tl_emu_smem(void) { return smem; }
 void tl_emu_barrier(void) { pthread_barrier_wait(&cta_barrier); }
 
+/* cp.async (target.h): the copy lands at once (earlier than on a GPU, which a correct wait + barrier
+ * schedule cannot tell apart); commit and wait have nothing left to do. */
+void tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_size) {
+    memcpy(dst, src, (size_t)src_size);
+    memset((char *)dst + src_size, 0, (size_t)(cp_size - src_size));
+}
+void tl_emu_cp_async_commit(void) {}
+void tl_emu_cp_async_wait(int32_t n) { (void)n; }
+
 int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask) {
     int w = my_tid / 32, l = my_tid % 32;
     shfl_slot[w][l] = v;
@@ -36,6 +45,75 @@ int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask) {
     int32_t r = shfl_slot[w][(l ^ lane_mask) & 31];
     pthread_barrier_wait(&warp_barrier[w]);
     return r;
+}
+
+/* Tensor cores (target.h's tl_emu_mma / tl_emu_ldmatrix, the PTX ISA fragment layouts): each lane
+ * posts its fragments, then every lane computes its own results from all of them. */
+static uint32_t mma_a[32][32][4], mma_b[32][32][2];
+static const void *ldm_row[32][32];
+
+static float b16_to_f32(uint16_t h, int bf16) {
+    if (bf16) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    _Float16 x;
+    memcpy(&x, &h, 2);
+    return (float)x;
+}
+
+static float frag_a(int w, int kind, int r, int k) {
+    if (kind == 2) { /* tf32 m16n8k8 */
+        uint32_t u = mma_a[w][4 * (r % 8) + k % 4][r / 8 + 2 * (k / 4)] & 0xffffe000u;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    uint32_t u = mma_a[w][4 * (r % 8) + (k % 8) / 2][r / 8 + 2 * (k / 8)];
+    return b16_to_f32((uint16_t)(u >> (16 * (k % 2))), kind == 1);
+}
+
+static float frag_b(int w, int kind, int k, int n) {
+    if (kind == 2) {
+        uint32_t u = mma_b[w][4 * n + k % 4][k / 4] & 0xffffe000u;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    uint32_t u = mma_b[w][4 * n + (k % 8) / 2][k / 8];
+    return b16_to_f32((uint16_t)(u >> (16 * (k % 2))), kind == 1);
+}
+
+void tl_emu_mma(int32_t kind, const uint32_t *a, const uint32_t *b, float *c) {
+    int w = my_tid / 32, l = my_tid % 32, K = kind == 2 ? 8 : 16;
+    memcpy(mma_a[w][l], a, sizeof mma_a[w][l]);
+    memcpy(mma_b[w][l], b, sizeof mma_b[w][l]);
+    pthread_barrier_wait(&warp_barrier[w]);
+    for (int q = 0; q < 4; q++) {
+        int r = l / 4 + 8 * (q / 2), n = 2 * (l % 4) + q % 2;
+        double sum = c[q];
+        for (int k = 0; k < K; k++) sum += (double)frag_a(w, kind, r, k) * frag_b(w, kind, k, n);
+        c[q] = (float)sum;
+    }
+    pthread_barrier_wait(&warp_barrier[w]);
+}
+
+void tl_emu_ldmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out) {
+    int w = my_tid / 32, l = my_tid % 32;
+    ldm_row[w][l] = row;
+    pthread_barrier_wait(&warp_barrier[w]);
+    for (int i = 0; i < num; i++) {
+        uint16_t h[2];
+        for (int e = 0; e < 2; e++) {
+            int r = l / 4, col = 2 * (l % 4) + e;
+            const uint16_t *p = trans ? (const uint16_t *)ldm_row[w][8 * i + col] + r : (const uint16_t *)ldm_row[w][8 * i + r] + col;
+            h[e] = *p;
+        }
+        out[i] = h[0] | (uint32_t)h[1] << 16;
+    }
+    pthread_barrier_wait(&warp_barrier[w]);
 }
 
 float tl_emu_atomic_add_f32(void *p, float v) {

@@ -1,0 +1,384 @@
+/* Persistent shared-memory buffers and async copies (cg.h; issue 7, docs/tensor-cores.md 4,
+ * docs/passes/pipeline.md): the layout of every local_alloc buffer in the persistent region, the
+ * lowering of local_load, async_copy, async_copy_view, async_commit and async_wait, and the query
+ * through which a dot reads a pipelined operand in place (cg_dot_operand_in_smem).
+ *
+ * - A copy is issued per thread and per vector group of its layout registers (the groups the
+ *   vector loads of lower_memory.c use: axis_vector_width), as one cp.async of 4, 8 or 16 bytes
+ *   with src_size = cp_size, or 0 where the element is masked off (zero fill: a masked-off element
+ *   of a pipelined operand reads 0, as a masked load without `other` does). A group of fewer than 4
+ *   bytes (a lone f16 element) cannot be a cp.async: it is loaded and stored synchronously, which the
+ *   wait + barrier before its use orders just the same.
+ * - Replicated registers (ir/layout.h) are copied by the element's owner only.
+ * - local_load emits one ld.shared per register. When its only user is a dot that reads the buffer
+ *   in place (cg_dot_operand_in_smem), nothing uses those registers and LLVM deletes the loads on
+ *   NVPTX; the CUDA-core FMA path uses them. */
+#include <string.h>
+#include "cg.h"
+
+static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
+
+/* Storage of one buffer element: i1 is a byte, as in global memory. */
+static LLVMTypeRef elem_type(Cg *cg, const Type *e) { return e->kind == TY_I1 ? cg->t_i8 : cg_storage_type(cg, e); }
+
+static int64_t elem_bytes(Cg *cg, LLVMTypeRef t) {
+    return (int64_t)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), t);
+}
+
+/* ------------------------------------------------------------------ the persistent region */
+
+typedef struct LayoutCtx {
+    Cg *cg;
+    bool ok;
+} LayoutCtx;
+
+static void place_alloc(Op *op, void *vctx) {
+    LayoutCtx *lc = vctx;
+    Cg *cg = lc->cg;
+    if (op->kind != OP_LOCAL_ALLOC || op->num_results != 1 || !lc->ok) return;
+    const Type *t = op->results[0].type;
+    if (t->kind != TY_SMEM || t->rank < 1 || !ir_type_is_scalar(t->elem)) {
+        cg_error(cg, op, "'local_alloc' of %s: expected smem<T>[dims] with a scalar element", ir_type_str(cg->ir, t));
+        lc->ok = false;
+        return;
+    }
+    int64_t pad = ir_op_attr_int(op, "row_pad", 0);
+    CgLocalBuf *lb = arena_alloc(cg->arena, sizeof *lb);
+    int64_t *stride = arena_calloc(cg->arena, (size_t)t->rank, sizeof *stride);
+    lb->rank = t->rank;
+    lb->stride = stride;
+    lb->et = elem_type(cg, t->elem);
+    int64_t n = 1; /* elements of the padded buffer */
+    for (int d = t->rank - 1; d >= 0; d--) {
+        stride[d] = n;
+        int64_t extent = t->dims[d] + (d == t->rank - 1 ? pad : 0);
+        if (pad < 0 || t->dims[d] <= 0 || __builtin_mul_overflow(n, extent, &n) || n > (INT64_C(1) << 32)) {
+            cg_error(cg, op, "'local_alloc' of %s (row_pad %lld) is too large for shared memory", ir_type_str(cg->ir, t),
+                     (long long)pad);
+            lc->ok = false;
+            return;
+        }
+    }
+    lb->bytes = (n * elem_bytes(cg, lb->et) + 15) & ~(int64_t)15;
+    lb->offset = cg->smem_persist;
+    cg->smem_persist += lb->bytes;
+    lb->base = LLVMBuildGEP2(cg->b, cg->t_i8, cg->smem_base, (LLVMValueRef[]){cg_i32(cg, lb->offset)}, 1, "local");
+    ptrmap_put(&cg->local_bufs, &op->results[0], lb);
+    CgSmemUse *u = arena_alloc(cg->arena, sizeof *u);
+    const Attr *nm = ir_op_attr(op, "name");
+    *u = (CgSmemUse){op, lb->bytes,
+                     arena_printf(cg->arena, "persistent buffer %s%s%s (%lld B)", cg_type_name(cg, t),
+                                  nm && nm->kind == ATTR_STRING ? " " : "", nm && nm->kind == ATTR_STRING ? nm->s : "",
+                                  (long long)lb->bytes)};
+    ptrvec_push(&cg->smem_uses, u);
+}
+
+bool cg_local_layout(Cg *cg) {
+    LayoutCtx lc = {cg, true};
+    cg->smem_persist = 0;
+    ir_walk_func(cg->func, place_alloc, &lc);
+    if (!lc.ok) return false;
+    if (cg->smem_persist > 0) {
+        cg->smem = LLVMBuildGEP2(cg->b, cg->t_i8, cg->smem_base, (LLVMValueRef[]){cg_i32(cg, cg->smem_persist)}, 1,
+                                 "scratch");
+        if (cg->smem_persist > cg->smem_bytes) cg->smem_bytes = cg->smem_persist;
+    }
+    return true;
+}
+
+const CgLocalBuf *cg_local_buf(Cg *cg, const Op *user, Value *buf) {
+    const CgLocalBuf *lb = buf ? ptrmap_get(&cg->local_bufs, buf) : NULL;
+    if (!lb) cg_error(cg, user, "internal error: operand #0 of '%s' is not a local_alloc buffer", op_name(user));
+    return lb;
+}
+
+/* i32 element offset of the leading indices operands[first .. first + n) of a buffer access. */
+static LLVMValueRef lead_offset(Cg *cg, const Op *op, const CgLocalBuf *lb, int first, int n) {
+    LLVMValueRef off = cg_i32(cg, 0);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef x = cg_get(cg, op->operands[first + i])->regs[0];
+        if (!x) return off;
+        if (LLVMTypeOf(x) != cg->t_i32) x = LLVMBuildTrunc(cg->b, x, cg->t_i32, "");
+        off = LLVMBuildAdd(cg->b, off, LLVMBuildMul(cg->b, x, cg_i32(cg, lb->stride[i]), ""), "");
+    }
+    return off;
+}
+
+/* i32 element offset of register reg of a tile whose dim d is buffer dim lead + d. */
+static LLVMValueRef reg_offset(Cg *cg, const CgLocalBuf *lb, int lead, const LayoutRegMap *rm, int reg) {
+    LLVMValueRef off = NULL;
+    for (int d = 0; d < rm->rank; d++) {
+        LLVMValueRef c = cg_coord(cg, rm, reg, d, NULL);
+        int64_t s = lb->stride[lead + d];
+        if (s != 1) c = LLVMBuildMul(cg->b, c, cg_i32(cg, s), "");
+        off = off ? LLVMBuildAdd(cg->b, off, c, "") : c;
+    }
+    return off ? off : cg_i32(cg, 0);
+}
+
+static LLVMValueRef elem_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, LLVMValueRef off) {
+    return LLVMBuildGEP2(cg->b, lb->et, base, &off, 1, "");
+}
+
+/* ------------------------------------------------------------------ local_load */
+
+static bool lower_local_load(Cg *cg, Op *op) {
+    const CgLocalBuf *lb = cg_local_buf(cg, op, op->operands[0]);
+    const Type *rt = op->results[0].type, *bt = op->operands[0]->type;
+    if (!lb) return false;
+    int lead = op->num_operands - 1;
+    if (rt->kind != TY_TILE || lead + rt->rank != bt->rank) {
+        cg_error(cg, op, "internal error: 'local_load' of %s from %s (checked by the verifier)", ir_type_str(cg->ir, rt),
+                 ir_type_str(cg->ir, bt));
+        return false;
+    }
+    Layout l;
+    LayoutRegMap rm;
+    if (!cg_layout(cg, op, rt, &l, &rm)) return false;
+    LLVMValueRef base = elem_ptr(cg, lb, lb->base, lead_offset(cg, op, lb, 1, lead));
+    LLVMValueRef *out = arena_calloc(cg->arena, (size_t)rm.nregs, sizeof *out);
+    unsigned align = (unsigned)elem_bytes(cg, lb->et);
+    for (int r = 0; r < rm.nregs; r++) {
+        LLVMValueRef v = cg_smem_load(cg, lb->et, elem_ptr(cg, lb, base, reg_offset(cg, lb, lead, &rm, r)), align);
+        if (rt->elem->kind == TY_I1) v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->t_i8, 0, 0), "");
+        out[r] = v;
+    }
+    cg_set(cg, &op->results[0], out, rm.nregs);
+    return true;
+}
+
+/* ------------------------------------------------------------------ async copies */
+
+typedef struct Copy {
+    Op *op;
+    bool view;
+    const CgLocalBuf *lb;
+    const Type *tt;     /* the copied tile's type (pointer tile, or index tiles' shape) */
+    Layout l;
+    LayoutRegMap rm;
+    CgVal *ptr;         /* async_copy */
+    CgVal *vw;          /* async_copy_view: base, sizes, strides */
+    int rank;           /* view rank */
+    CgVal **idx;
+    const Type **idx_t;
+    bool bounds, i32;
+    CgVal *mask;
+    bool replicated;
+} Copy;
+
+/* A tile operand in the copy's layout with its register count. */
+static CgVal *tile_operand(Cg *cg, Copy *c, int i) {
+    Value *v = c->op->operands[i];
+    if (v->type->kind == TY_TILE && !cg_same_layout(v->type, c->tt)) {
+        cg_error(cg, c->op, "internal error: operand #%d of '%s' is %s but the copy is %s: the layout pass must give "
+                 "them one layout", i, op_name(c->op), ir_type_str(cg->ir, v->type), ir_type_str(cg->ir, c->tt));
+        return NULL;
+    }
+    CgVal *cv = cg_get(cg, v);
+    if (cg->failed) return NULL;
+    if (v->type->kind == TY_TILE && cv->n != c->rm.nregs) {
+        cg_error(cg, c->op, "internal error: operand #%d of '%s' has %d registers, expected %d", i, op_name(c->op), cv->n,
+                 c->rm.nregs);
+        return NULL;
+    }
+    return cv;
+}
+
+static LLVMValueRef reg_of(CgVal *v, int r) { return v->n == 1 ? v->regs[0] : v->regs[r]; }
+
+static bool setup_copy(Cg *cg, Op *op, Copy *c) {
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->view = op->kind == OP_ASYNC_COPY_VIEW;
+    if (!(c->lb = cg_local_buf(cg, op, op->operands[0]))) return false;
+    int nops = op->num_operands;
+    if (!c->view) {
+        c->tt = op->operands[2]->type;
+    } else {
+        const Type *vty = op->operands[2]->type;
+        c->rank = vty->rank;
+        c->tt = c->rank ? op->operands[3]->type : NULL;
+    }
+    if (!c->tt || c->tt->kind != TY_TILE || c->tt->rank + 1 != op->operands[0]->type->rank) {
+        cg_error(cg, op, "internal error: malformed '%s' (checked by the verifier)", op_name(op));
+        return false;
+    }
+    if (!cg_layout(cg, op, c->tt, &c->l, &c->rm)) return false;
+    for (int d = 0; d < c->rm.rank; d++) c->replicated |= c->rm.wrap[d];
+    for (int s = 0; s < c->rm.nsliced; s++)
+        c->replicated |= c->rm.sliced_lane_mask[s] != 0 || c->rm.sliced_warp_mask[s] != 0;
+    if (!c->view) {
+        if (!(c->ptr = tile_operand(cg, c, 2))) return false;
+        if (nops > 3 && !(c->mask = tile_operand(cg, c, 3))) return false;
+        return true;
+    }
+    c->vw = cg_get(cg, op->operands[2]);
+    if (cg->failed || c->vw->n != 1 + 2 * c->rank) {
+        cg_error(cg, op, "internal error: '%s' operand #2 is not a lowered view", op_name(op));
+        return false;
+    }
+    c->idx = arena_calloc(cg->arena, (size_t)c->rank, sizeof *c->idx);
+    c->idx_t = arena_calloc(cg->arena, (size_t)c->rank, sizeof *c->idx_t);
+    for (int d = 0; d < c->rank; d++) {
+        if (!(c->idx[d] = tile_operand(cg, c, 3 + d))) return false;
+        c->idx_t[d] = ir_type_elem(op->operands[3 + d]->type);
+    }
+    if (nops > 3 + c->rank && !(c->mask = tile_operand(cg, c, 3 + c->rank))) return false;
+    const Attr *b = ir_op_attr(op, "bounds");
+    c->bounds = b && b->kind == ATTR_BOOL && b->i;
+    c->i32 = axis_view_i32(cg->ax, op->operands[2]);
+    return true;
+}
+
+static LLVMValueRef idx64(Cg *cg, LLVMValueRef v, const Type *t) {
+    if (LLVMTypeOf(v) == cg->t_i64) return v;
+    return ir_type_is_unsigned(t) ? LLVMBuildZExt(cg->b, v, cg->t_i64, "") : LLVMBuildSExt(cg->b, v, cg->t_i64, "");
+}
+
+/* The global address of register r's element (as lower_memory.c forms it). */
+static LLVMValueRef src_address(Cg *cg, Copy *c, int r) {
+    if (!c->view) return reg_of(c->ptr, r);
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef off = NULL;
+    for (int d = 0; d < c->rank; d++) {
+        LLVMValueRef i = reg_of(c->idx[d], r), s = c->vw->regs[1 + c->rank + d], t;
+        if (c->i32) {
+            if (LLVMTypeOf(i) != cg->t_i32) i = LLVMBuildTrunc(B, i, cg->t_i32, "");
+            t = LLVMBuildMul(B, i, LLVMBuildTrunc(B, s, cg->t_i32, ""), "");
+        } else {
+            t = LLVMBuildMul(B, idx64(cg, i, c->idx_t[d]), s, "");
+        }
+        off = off ? LLVMBuildAdd(B, off, t, "") : t;
+    }
+    /* not inbounds: masked-off lanes may form addresses outside the tensor (never read) */
+    return off ? LLVMBuildGEP2(B, c->lb->et, c->vw->regs[0], &off, 1, "") : c->vw->regs[0];
+}
+
+static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef x) { return acc ? LLVMBuildAnd(cg->b, acc, x, "") : x; }
+
+/* i1 "element of register r is read" (mask, view bounds), or NULL for always. */
+static LLVMValueRef read_cond(Cg *cg, Copy *c, int r) {
+    LLVMValueRef cond = c->mask ? reg_of(c->mask, r) : NULL;
+    if (c->bounds)
+        for (int d = 0; d < c->rank; d++) {
+            LLVMValueRef i = idx64(cg, reg_of(c->idx[d], r), c->idx_t[d]);
+            cond = and_i1(cg, cond, LLVMBuildICmp(cg->b, LLVMIntULT, i, c->vw->regs[1 + d], "inb"));
+        }
+    return cond;
+}
+
+/* A new block right after the current one (the function reads in program order). */
+static LLVMBasicBlockRef block_after(Cg *cg, const char *name) {
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(cg->b), next = LLVMGetNextBasicBlock(cur);
+    return next ? LLVMInsertBasicBlockInContext(cg->ctx, next, name) : LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+/* Registers per copy: the vector width of the access, limited so that the shared-memory
+ * destination of every group is aligned to the group (the tile's last dim must be the layout's
+ * fastest, and every buffer stride a multiple of the width). */
+static int copy_width(Cg *cg, Copy *c, int64_t eb) {
+    int v = axis_vector_width(cg->ax, c->op, &c->l, &c->rm);
+    int last = c->tt->rank - 1;
+    if (v <= 1 || c->rm.root_dim[last] != c->l.order[0] || c->rm.nregs % v) return 1;
+    for (int d = 0; d < c->lb->rank - 1; d++)
+        while (v > 1 && c->lb->stride[d] % v) v /= 2;
+    while (v > 1 && v * eb > 16) v /= 2;
+    return v;
+}
+
+static bool lower_copy(Cg *cg, Op *op) {
+    Copy c;
+    if (!setup_copy(cg, op, &c)) return false;
+    LLVMBuilderRef B = cg->b;
+    const CgLocalBuf *lb = c.lb;
+    int64_t eb = elem_bytes(cg, lb->et);
+    int v = copy_width(cg, &c, eb);
+    bool async = cg->hooks->cp_async && (v * eb == 4 || v * eb == 8 || v * eb == 16);
+    if (cg->opt->remarks)
+        diag_remark(cg->diag, op->loc, "%s: '%s' of %s: %s of %lld bytes per thread and group", cg->func->name,
+                    op_name(op), cg_type_name(cg, ir_type_with_elem(cg->ir, c.tt, op->operands[0]->type->elem)), async ? "cp.async" : "synchronous copies (no cp.async of this size)",
+                    (long long)(v * eb));
+    LLVMValueRef stage = elem_ptr(cg, lb, lb->base, lead_offset(cg, op, lb, 1, 1));
+    LLVMTypeRef vt = v > 1 ? LLVMVectorType(lb->et, (unsigned)v) : lb->et;
+    for (int r0 = 0; r0 < c.rm.nregs; r0 += v) {
+        LLVMValueRef dst = elem_ptr(cg, lb, stage, reg_offset(cg, lb, 1, &c.rm, r0));
+        LLVMValueRef src = src_address(cg, &c, r0), cond = read_cond(cg, &c, r0);
+        LLVMValueRef own = c.replicated ? cg_owner(cg, &c.rm, r0) : NULL;
+        if (own && LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
+        LLVMBasicBlockRef join = NULL;
+        if (own) { /* replicas copy nothing: the owner's copy fills the element */
+            LLVMBasicBlockRef then = block_after(cg, "cp.own");
+            join = block_after(cg, "cp.cont");
+            LLVMMoveBasicBlockAfter(join, then);
+            LLVMBuildCondBr(B, own, then, join);
+            LLVMPositionBuilderAtEnd(B, then);
+        }
+        if (async) {
+            LLVMValueRef full = cg_i32(cg, v * eb);
+            LLVMValueRef size = cond ? LLVMBuildSelect(B, cond, full, cg_i32(cg, 0), "cp.size") : full;
+            cg->hooks->cp_async(cg, dst, src, (int)(v * eb), size);
+        } else {
+            /* synchronous: a guarded load (0 where masked off), then a shared store */
+            LLVMValueRef zero = LLVMConstNull(vt), val;
+            if (cond) {
+                LLVMBasicBlockRef from = LLVMGetInsertBlock(B), then = block_after(cg, "cp.ld");
+                LLVMBasicBlockRef cont = block_after(cg, "cp.st");
+                LLVMMoveBasicBlockAfter(cont, then);
+                LLVMBuildCondBr(B, cond, then, cont);
+                LLVMPositionBuilderAtEnd(B, then);
+                cg->hooks->check_access(cg, src, (int)(v * eb), false);
+                LLVMValueRef ld = LLVMBuildLoad2(B, vt, src, "");
+                LLVMSetAlignment(ld, (unsigned)(v * eb));
+                LLVMBasicBlockRef end = LLVMGetInsertBlock(B);
+                LLVMBuildBr(B, cont);
+                LLVMPositionBuilderAtEnd(B, cont);
+                val = LLVMBuildPhi(B, vt, "");
+                LLVMAddIncoming(val, (LLVMValueRef[]){ld, zero}, (LLVMBasicBlockRef[]){end, from}, 2);
+            } else {
+                cg->hooks->check_access(cg, src, (int)(v * eb), false);
+                val = LLVMBuildLoad2(B, vt, src, "");
+                LLVMSetAlignment(val, (unsigned)(v * eb));
+            }
+            cg_smem_store(cg, val, dst, (unsigned)(v * eb));
+        }
+        if (own) {
+            LLVMBuildBr(B, join);
+            LLVMPositionBuilderAtEnd(B, join);
+        }
+    }
+    return !cg->failed;
+}
+
+/* ------------------------------------------------------------------ dispatch, dot query */
+
+bool cg_lower_async(Cg *cg, Op *op) {
+    switch (op->kind) {
+    case OP_LOCAL_ALLOC: return cg_local_buf(cg, op, &op->results[0]) != NULL; /* laid out at entry */
+    case OP_LOCAL_LOAD: return lower_local_load(cg, op);
+    case OP_ASYNC_COPY:
+    case OP_ASYNC_COPY_VIEW: return lower_copy(cg, op);
+    case OP_ASYNC_COMMIT:
+        if (cg->hooks->cp_async_commit) cg->hooks->cp_async_commit(cg);
+        return true;
+    case OP_ASYNC_WAIT: {
+        int64_t n = ir_op_attr_int(op, "pending", 0);
+        if (cg->hooks->cp_async_wait) cg->hooks->cp_async_wait(cg, (int)(n < 0 ? 0 : n > 64 ? 64 : n));
+        return true;
+    }
+    default: cg_error(cg, op, "internal error: '%s' is not an async op", op_name(op)); return false;
+    }
+}
+
+bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride) {
+    Op *ld = v ? v->def : NULL;
+    if (!ld || ld->kind != OP_LOCAL_LOAD || v->type->kind != TY_TILE || v->type->rank != 2) return false;
+    const CgLocalBuf *lb = ptrmap_get(&cg->local_bufs, ld->operands[0]);
+    int lead = ld->num_operands - 1;
+    if (!lb || lead + 2 != lb->rank) return false;
+    /* the padded layout of cg.h: rows of (cols + 16 bytes), 16-byte aligned */
+    int64_t eb = elem_bytes(cg, lb->et);
+    if (lb->stride[lead] * eb % 16 || lb->stride[lead] * eb < (v->type->dims[1] + 16 / eb) * eb) return false;
+    *base = elem_ptr(cg, lb, lb->base, lead_offset(cg, ld, lb, 1, lead));
+    *row_stride = lb->stride[lead];
+    return true;
+}

@@ -1,0 +1,230 @@
+/* DOT %a[M,K], %b[K,N], %acc[M,N] on tensor cores (docs/tensor-cores.md 1-2).
+ *
+ * The accumulator is in #blocked<spt=[1,2],tpw=[8,4],wpc=[W0,W1],order=[1,0]> (the layout pass
+ * chose it, ir/dot_mma.h): registers (2i..2i+1, 2j..2j+1) of a thread are c0..c3 of mma tile
+ * (i, j) of its warp, whose 16 rows are {2i*8W0 + 8w0 + r} for r < 8 and {(2i+1)*8W0 + 8w0 + r-8}
+ * for r >= 8, and whose 8 columns are j*8W1 + 8w1 + 0..7. The A fragment is read from exactly
+ * those rows, so no data moves between the mma layout and the blocked one.
+ *
+ * Operands sit in shared memory row-major with padded rows (cg.h): a[M][K] with K + 16/esize
+ * elements per row, b[K][N] with N + 16/esize. f16/bf16: A by ldmatrix.x4 (matrices rows 0-7 /
+ * 8-15 x k 0-7 / 8-15: the a0..a3 registers of m16n8k16), B by ldmatrix.x2.trans on b[K][N]
+ * (rows k 0-7 / 8-15 of the 8 columns; .trans gives each lane two k-consecutive elements of one
+ * column, b0..b1). tf32 (m16n8k8): the four A and two B elements of each lane by plain ld.shared,
+ * rounded by f32_to_tf32. One LLVM loop over K in steps of 16 (8); within a step every A fragment
+ * is loaded once and reused across the N tiles, every B fragment across the M tiles. */
+#include "lower_dot_mma.h"
+
+typedef struct MmaOperand {
+    LLVMValueRef base; /* ptr addrspace(3): element [0][0] */
+    int64_t stride;    /* elements between consecutive rows */
+} MmaOperand;
+
+/* Stores every register of tile operand v (any layout; replicas store equal values) at
+ * row * stride + col. */
+static bool stage_operand(Cg *cg, Op *op, int which, const MmaOperand *o, LLVMTypeRef et) {
+    const Type *t = op->operands[which]->type;
+    Layout l;
+    LayoutRegMap rm;
+    if (!cg_layout(cg, op, t, &l, &rm)) return false;
+    CgVal *v = cg_get(cg, op->operands[which]);
+    if (v->n != rm.nregs) {
+        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
+        return false;
+    }
+    for (int i = 0; i < rm.nregs; i++) {
+        LLVMValueRef r = cg_coord(cg, &rm, i, 0, NULL), c = cg_coord(cg, &rm, i, 1, NULL);
+        LLVMValueRef at = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, r, cg_i32(cg, o->stride), ""), c, "");
+        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, o->base, &at, 1, ""), 0);
+    }
+    return true;
+}
+
+/* The operands in shared memory: in place when a pipelined buffer holds them (lower_async.c),
+ * else staged here into one scratch region (a, then b at the next 16-byte boundary). */
+static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, MmaOperand *a, MmaOperand *b) {
+    const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
+    bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &a->base, &a->stride);
+    bool in_b = cg_dot_operand_in_smem(cg, op->operands[1], &b->base, &b->stride);
+    if (in_a && in_b) return true;
+    int64_t pad = 16 / esize;
+    int64_t sa = ta->dims[1] + pad, sb = tb->dims[1] + pad;
+    int64_t abytes = in_a ? 0 : ta->dims[0] * sa * esize, bbytes = in_b ? 0 : tb->dims[0] * sb * esize;
+    int64_t boff = (abytes + 15) & ~(int64_t)15;
+    const char *what = arena_printf(cg->arena, "mma dot operands %s (%lld B) + %s (%lld B), padded rows",
+                                    cg_type_name(cg, ta), (long long)abytes, cg_type_name(cg, tb), (long long)bbytes);
+    LLVMValueRef s = cg_smem(cg, op, boff + bbytes, what);
+    if (!in_a) a->base = s, a->stride = sa;
+    if (!in_b) {
+        b->base = LLVMBuildGEP2(cg->b, cg->t_i8, s, (LLVMValueRef[]){cg_i32(cg, boff)}, 1, "");
+        b->stride = sb;
+    }
+    cg_barrier(cg);
+    if (!in_a && !stage_operand(cg, op, 0, a, et)) return false;
+    if (!in_b && !stage_operand(cg, op, 1, b, et)) return false;
+    cg_barrier(cg);
+    return true;
+}
+
+/* Warp coordinate along tile dim d of the accumulator layout (0 when the dim has one warp). */
+static LLVMValueRef warp_coord(Cg *cg, const LayoutRegMap *rm, int d) {
+    if (!rm->warp_mask[d]) return cg_i32(cg, 0);
+    LLVMValueRef w = cg->warp;
+    if (rm->warp_shift[d]) w = LLVMBuildLShr(cg->b, w, cg_i32(cg, rm->warp_shift[d]), "");
+    return LLVMBuildAnd(cg->b, w, cg_i32(cg, rm->warp_mask[d]), "");
+}
+
+static LLVMValueRef add_i32(Cg *cg, LLVMValueRef a, int64_t c) {
+    return c ? LLVMBuildAdd(cg->b, a, cg_i32(cg, c), "") : a;
+}
+
+static LLVMValueRef mul_i32(Cg *cg, LLVMValueRef a, int64_t c) { return LLVMBuildMul(cg->b, a, cg_i32(cg, c), ""); }
+
+typedef struct MmaLoop {
+    const DotMma *plan;
+    MmaOperand a, b;
+    LLVMTypeRef et;      /* operand element storage type */
+    int mt, nt;          /* mma tiles per warp along M and N */
+    /* Loop-invariant element offsets (i32), per M tile i / N tile j; f16/bf16: this lane's
+     * ldmatrix row address (k = 0); tf32: the two rows (g, g+8) times stride + t, and the column
+     * g + (t * stride_b). */
+    LLVMValueRef *a_off, *a_off8, *b_off;
+} MmaLoop;
+
+static void precompute_offsets(Cg *cg, MmaLoop *L, const LayoutRegMap *rc) {
+    const DotMma *p = L->plan;
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef w0 = warp_coord(cg, rc, 0), w1 = warp_coord(cg, rc, 1);
+    LLVMValueRef g = LLVMBuildLShr(B, cg->lane, cg_i32(cg, 2), ""), t = LLVMBuildAnd(B, cg->lane, cg_i32(cg, 3), "");
+    LLVMValueRef wrow = mul_i32(cg, w0, 8), wcol = mul_i32(cg, w1, 8);
+    L->a_off = arena_calloc(cg->arena, (size_t)L->mt, sizeof *L->a_off);
+    L->a_off8 = arena_calloc(cg->arena, (size_t)L->mt, sizeof *L->a_off8);
+    L->b_off = arena_calloc(cg->arena, (size_t)L->nt, sizeof *L->b_off);
+    if (p->kind != DOT_MMA_TF32) {
+        /* ldmatrix.x4: lane l gives row l%8 of matrix l/8; matrix bit 0 = rows 8..15, bit 1 = k 8..15. */
+        LLVMValueRef mat = LLVMBuildLShr(B, cg->lane, cg_i32(cg, 3), "");
+        LLVMValueRef r = LLVMBuildAnd(B, cg->lane, cg_i32(cg, 7), "");
+        LLVMValueRef hi_rows = LLVMBuildAnd(B, mat, cg_i32(cg, 1), "");
+        LLVMValueRef hi_k = mul_i32(cg, LLVMBuildLShr(B, mat, cg_i32(cg, 1), ""), 8);
+        LLVMValueRef lane_row = LLVMBuildAdd(B, LLVMBuildAdd(B, wrow, r, ""), mul_i32(cg, hi_rows, 8 * p->w0), "");
+        for (int i = 0; i < L->mt; i++) {
+            LLVMValueRef row = add_i32(cg, lane_row, 2LL * i * 8 * p->w0);
+            L->a_off[i] = LLVMBuildAdd(B, mul_i32(cg, row, L->a.stride), hi_k, "");
+        }
+        /* ldmatrix.x2.trans: lanes 0..15 give rows k = l of b (lanes 16..31 are ignored; l%16
+         * keeps their addresses valid). */
+        LLVMValueRef kr = LLVMBuildAnd(B, cg->lane, cg_i32(cg, 15), "");
+        LLVMValueRef krow = mul_i32(cg, kr, L->b.stride);
+        for (int j = 0; j < L->nt; j++) L->b_off[j] = LLVMBuildAdd(B, krow, add_i32(cg, wcol, 8LL * j * p->w1), "");
+        return;
+    }
+    LLVMValueRef grow = LLVMBuildAdd(B, wrow, g, "");
+    for (int i = 0; i < L->mt; i++) {
+        LLVMValueRef r0 = add_i32(cg, grow, 2LL * i * 8 * p->w0), r1 = add_i32(cg, r0, 8LL * p->w0);
+        L->a_off[i] = LLVMBuildAdd(B, mul_i32(cg, r0, L->a.stride), t, "");
+        L->a_off8[i] = LLVMBuildAdd(B, mul_i32(cg, r1, L->a.stride), t, "");
+    }
+    LLVMValueRef tk = mul_i32(cg, t, L->b.stride);
+    for (int j = 0; j < L->nt; j++)
+        L->b_off[j] = LLVMBuildAdd(B, tk, add_i32(cg, LLVMBuildAdd(B, wcol, g, ""), 8LL * j * p->w1), "");
+}
+
+static LLVMValueRef smem_at(Cg *cg, const MmaLoop *L, const MmaOperand *o, LLVMValueRef off) {
+    return LLVMBuildGEP2(cg->b, L->et, o->base, &off, 1, "");
+}
+
+static LLVMValueRef tf32_at(Cg *cg, const MmaLoop *L, const MmaOperand *o, LLVMValueRef off) {
+    return cg->hooks->f32_to_tf32(cg, cg_smem_load(cg, cg->t_f32, smem_at(cg, L, o, off), 4));
+}
+
+/* The fragments of one k-step (k0: i32 element index along K): fa[i][4], fb[j][2]. */
+static void load_fragments(Cg *cg, const MmaLoop *L, LLVMValueRef k0, LLVMValueRef (*fa)[4], LLVMValueRef (*fb)[2]) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef kb = mul_i32(cg, k0, L->b.stride);
+    if (L->plan->kind != DOT_MMA_TF32) {
+        for (int i = 0; i < L->mt; i++)
+            cg->hooks->ldmatrix(cg, 4, false, smem_at(cg, L, &L->a, LLVMBuildAdd(B, L->a_off[i], k0, "")), fa[i]);
+        for (int j = 0; j < L->nt; j++) {
+            LLVMValueRef out[4];
+            cg->hooks->ldmatrix(cg, 2, true, smem_at(cg, L, &L->b, LLVMBuildAdd(B, L->b_off[j], kb, "")), out);
+            fb[j][0] = out[0], fb[j][1] = out[1];
+        }
+        return;
+    }
+    /* m16n8k8 tf32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (t, g), b1 (t+4, g). */
+    for (int i = 0; i < L->mt; i++) {
+        LLVMValueRef o0 = LLVMBuildAdd(B, L->a_off[i], k0, ""), o1 = LLVMBuildAdd(B, L->a_off8[i], k0, "");
+        fa[i][0] = tf32_at(cg, L, &L->a, o0);
+        fa[i][1] = tf32_at(cg, L, &L->a, o1);
+        fa[i][2] = tf32_at(cg, L, &L->a, add_i32(cg, o0, 4));
+        fa[i][3] = tf32_at(cg, L, &L->a, add_i32(cg, o1, 4));
+    }
+    for (int j = 0; j < L->nt; j++) {
+        LLVMValueRef o = LLVMBuildAdd(B, L->b_off[j], kb, "");
+        fb[j][0] = tf32_at(cg, L, &L->b, o);
+        fb[j][1] = tf32_at(cg, L, &L->b, add_i32(cg, o, 4 * L->b.stride));
+    }
+}
+
+bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
+    LLVMBuilderRef B = cg->b;
+    const Type *ta = op->operands[0]->type, *tc = op->operands[2]->type;
+    Layout lc;
+    LayoutRegMap rc;
+    if (!cg_layout(cg, op, tc, &lc, &rc)) return false;
+    CgVal *vc = cg_get(cg, op->operands[2]);
+    int n = rc.nregs;
+    if (vc->n != n || rc.regs[0] % 2 || rc.regs[1] % 2) {
+        cg_error(cg, op, "internal error: mma dot accumulator has %d registers (%d x %d), its layout %d", vc->n,
+                 rc.regs[0], rc.regs[1], n);
+        return false;
+    }
+    MmaLoop L = {.plan = plan, .et = cg_storage_type(cg, ta->elem), .mt = rc.regs[0] / 2, .nt = rc.regs[1] / 2};
+    int64_t esize = (int64_t)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), L.et);
+    if (!place_operands(cg, op, L.et, esize, &L.a, &L.b)) return false;
+    precompute_offsets(cg, &L, &rc);
+    int64_t K = ta->dims[1], steps = K / plan->k_step;
+
+    /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), loop = NULL;
+    LLVMValueRef k = cg_i32(cg, 0);
+    LLVMValueRef *acc = arena_calloc(cg->arena, (size_t)n, sizeof *acc);
+    LLVMValueRef *next = arena_calloc(cg->arena, (size_t)n, sizeof *next);
+    if (steps > 1) {
+        loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "mma.loop");
+        LLVMBuildBr(B, loop);
+        LLVMPositionBuilderAtEnd(B, loop);
+        k = LLVMBuildPhi(B, cg->t_i32, "k");
+        for (int i = 0; i < n; i++) acc[i] = LLVMBuildPhi(B, cg->t_f32, "acc");
+    } else {
+        for (int i = 0; i < n; i++) acc[i] = vc->regs[i];
+    }
+    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)L.mt, sizeof *fa);
+    LLVMValueRef (*fb)[2] = arena_calloc(cg->arena, (size_t)L.nt, sizeof *fb);
+    load_fragments(cg, &L, k, fa, fb);
+    for (int i = 0; i < L.mt; i++)
+        for (int j = 0; j < L.nt; j++) {
+            int reg[4] = {
+                layout_reg_index(&rc, &lc, (int[]){2 * i, 2 * j}),
+                layout_reg_index(&rc, &lc, (int[]){2 * i, 2 * j + 1}),
+                layout_reg_index(&rc, &lc, (int[]){2 * i + 1, 2 * j}),
+                layout_reg_index(&rc, &lc, (int[]){2 * i + 1, 2 * j + 1}),
+            };
+            LLVMValueRef c[4], d[4];
+            for (int q = 0; q < 4; q++) c[q] = acc[reg[q]];
+            cg->hooks->mma(cg, plan->kind, fa[i], fb[j], c, d);
+            for (int q = 0; q < 4; q++) next[reg[q]] = d[q];
+        }
+    if (steps > 1) {
+        LLVMValueRef k1 = LLVMBuildAdd(B, k, cg_i32(cg, plan->k_step), "");
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "mma.done");
+        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, K), ""), loop, done);
+        LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cg, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+        for (int i = 0; i < n; i++)
+            LLVMAddIncoming(acc[i], (LLVMValueRef[]){vc->regs[i], next[i]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+        LLVMPositionBuilderAtEnd(B, done);
+    }
+    cg_set(cg, &op->results[0], next, n);
+    return true;
+}

@@ -1,0 +1,12 @@
+/* DOT on tensor cores (mma.sync), backend/lower_dot_mma.c; private to backend/. */
+#ifndef TILEC_BACKEND_LOWER_DOT_MMA_H
+#define TILEC_BACKEND_LOWER_DOT_MMA_H
+#include "../ir/dot_mma.h"
+#include "cg.h"
+
+/* Lowers `op` (a DOT that dot_mma_plan found eligible, whose accumulator has dot_mma_layout(plan),
+ * on a target with the mma, ldmatrix and f32_to_tf32 hooks) to mma.sync: operands in shared memory
+ * with padded rows (staged here unless cg_dot_operand_in_smem says they already are), one LLVM
+ * loop over K. Binds the result; false after an error (reported). */
+bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan);
+#endif

@@ -1,0 +1,228 @@
+/* DOT %a[M,K], %b[K,N], %acc[M,N] on wgmma.mma_async m64nNk16 (sm_90a, --wgmma;
+ * docs/tensor-cores.md section 5 has the algebra below with a worked example).
+ *
+ * The accumulator keeps the mma layout #blocked<spt=[1,2],tpw=[8,4],wpc=[W,1],order=[1,0]>
+ * (W = num_warps, a multiple of 4: warp w0 is warp w0 % 4 of warpgroup w0 / 4). Thread (warp w0,
+ * lane 4g+t) holds register (j0, j1) = element (j0*8W + 8w0 + g, (j1/2)*8 + 2t + j1%2). wgmma's D
+ * layout gives the same thread d[i] = (16w + g + 8((i/2)%2), 8(i/4) + 2t + i%2) of its m64 x Ni
+ * result (w = w0 % 4). So instruction (s, c), for the register pair j0 = 2s, 2s+1 and the column
+ * chunk c (columns c*Ni ..), computes register (2s + (i/2)%2, 2(c*Ni/8 + i/4) + i%2) in its d[i],
+ * and its instruction row 16w + 8h + r (h = 0, 1; r < 8) is OUR row (2s+h)*8W + 8w0 + r. Columns
+ * match directly; the row permutation is free because A comes from registers, loaded per warp with
+ * ldmatrix.x4 whose per-lane row addresses pick exactly those rows of a[M][K] (padded rows, cg.h).
+ *
+ * B is read by the instruction itself from shared memory through a matrix descriptor, so it is
+ * staged in the canonical K-major layout without swizzle: 8 x 8 core matrices (8 n-rows of 8 k
+ * values, 16 bytes each: 128 contiguous bytes), the K/8 core matrices of one 8-column block
+ * adjacent (LBO = 128 bytes), the column blocks SBO = 16 K bytes apart. The k-step at element k
+ * starts at byte 16 k; chunk c at c * (Ni/8) * SBO. imm-trans-b = 0.
+ *
+ * One LLVM loop over K in steps of 16: per step, ldmatrix of the S = R0/2 A fragments, then
+ * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0. */
+#include "lower_dot_wgmma.h"
+
+enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
+
+bool cg_dot_uses_wgmma(Cg *cg, Op *op, DotWgmma *plan) {
+    const char *why;
+    const Type *tc = op->operands[2]->type;
+    Layout lc;
+    if (!cg->opt->wgmma || !cg->hooks->wgmma || !cg->hooks->ldmatrix || !tc->layout ||
+        !dot_wgmma_plan(op, cg->num_warps, plan, &why, cg->arena) || !layout_parse(tc->layout, &lc))
+        return false;
+    Layout want = dot_wgmma_layout(plan);
+    return layout_equal(&lc, &want);
+}
+
+typedef struct WgOperands {
+    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices */
+    int64_t a_stride;
+} WgOperands;
+
+/* Byte offset of B element (k, n) in the K-major core-matrix layout (i32). */
+static LLVMValueRef b_core_offset(Cg *cg, LLVMValueRef k, LLVMValueRef n, int64_t K) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef nb = LLVMBuildMul(B, LLVMBuildLShr(B, n, cg_i32(cg, 3), ""), cg_i32(cg, 16 * K), "");
+    LLVMValueRef kb = LLVMBuildMul(B, LLVMBuildLShr(B, k, cg_i32(cg, 3), ""), cg_i32(cg, CORE_BYTES), "");
+    LLVMValueRef nr = LLVMBuildMul(B, LLVMBuildAnd(B, n, cg_i32(cg, 7), ""), cg_i32(cg, 16), "");
+    LLVMValueRef kr = LLVMBuildMul(B, LLVMBuildAnd(B, k, cg_i32(cg, 7), ""), cg_i32(cg, 2), "");
+    return LLVMBuildAdd(B, LLVMBuildAdd(B, nb, kb, ""), LLVMBuildAdd(B, nr, kr, ""), "");
+}
+
+static LLVMValueRef byte_gep(Cg *cg, LLVMValueRef base, LLVMValueRef off) {
+    return LLVMBuildGEP2(cg->b, cg->t_i8, base, &off, 1, "");
+}
+
+/* Every register of a (any layout; replicas store equal values) at row * stride + col. */
+static bool stage_a(Cg *cg, Op *op, const WgOperands *o, LLVMTypeRef et) {
+    Layout l;
+    LayoutRegMap rm;
+    if (!cg_layout(cg, op, op->operands[0]->type, &l, &rm)) return false;
+    CgVal *v = cg_get(cg, op->operands[0]);
+    if (v->n != rm.nregs) {
+        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
+        return false;
+    }
+    for (int i = 0; i < rm.nregs; i++) {
+        LLVMValueRef r = cg_coord(cg, &rm, i, 0, NULL), c = cg_coord(cg, &rm, i, 1, NULL);
+        LLVMValueRef at = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, r, cg_i32(cg, o->a_stride), ""), c, "");
+        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, o->a, &at, 1, ""), 0);
+    }
+    return true;
+}
+
+/* b's registers into the core matrices. */
+static bool stage_b_regs(Cg *cg, Op *op, const WgOperands *o, int64_t K) {
+    Layout l;
+    LayoutRegMap rm;
+    if (!cg_layout(cg, op, op->operands[1]->type, &l, &rm)) return false;
+    CgVal *v = cg_get(cg, op->operands[1]);
+    if (v->n != rm.nregs) {
+        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
+        return false;
+    }
+    for (int i = 0; i < rm.nregs; i++) {
+        LLVMValueRef k = cg_coord(cg, &rm, i, 0, NULL), n = cg_coord(cg, &rm, i, 1, NULL);
+        cg_smem_store(cg, v->regs[i], byte_gep(cg, o->b, b_core_offset(cg, k, n, K)), 0);
+    }
+    return true;
+}
+
+/* b already in shared memory (a pipelined buffer, padded rows `stride` elements apart): every
+ * thread copies elements tid, tid + nthreads, ... into the core matrices (an LLVM loop). */
+static void copy_b_smem(Cg *cg, const WgOperands *o, LLVMValueRef src, int64_t stride, int64_t K, int64_t N,
+                        LLVMTypeRef et) {
+    LLVMBuilderRef B = cg->b;
+    int64_t total = K * N, nthreads = 32LL * cg->num_warps;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
+    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.copyb");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.copyb.body");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.copyb.done");
+    LLVMBuildBr(B, head);
+    LLVMPositionBuilderAtEnd(B, head);
+    LLVMValueRef i = LLVMBuildPhi(B, cg->t_i32, "e");
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, i, cg_i32(cg, total), ""), body, done);
+    LLVMPositionBuilderAtEnd(B, body);
+    LLVMValueRef k = LLVMBuildUDiv(B, i, cg_i32(cg, N), ""), n = LLVMBuildURem(B, i, cg_i32(cg, N), "");
+    LLVMValueRef at = LLVMBuildAdd(B, LLVMBuildMul(B, k, cg_i32(cg, stride), ""), n, "");
+    LLVMValueRef v = cg_smem_load(cg, et, LLVMBuildGEP2(B, et, src, &at, 1, ""), 0);
+    cg_smem_store(cg, v, byte_gep(cg, o->b, b_core_offset(cg, k, n, K)), 0);
+    LLVMValueRef i1 = LLVMBuildAdd(B, i, cg_i32(cg, nthreads), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, head);
+    LLVMAddIncoming(i, (LLVMValueRef[]){cg->tid, i1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    LLVMPositionBuilderAtEnd(B, done);
+}
+
+/* A in place or staged with padded rows, B staged into core matrices: one scratch region, written
+ * between two barriers, with the async-proxy fence before the second (wgmma reads B through it). */
+static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
+    const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
+    int64_t M = ta->dims[0], K = ta->dims[1], N = tb->dims[1];
+    LLVMValueRef b_src = NULL;
+    int64_t b_stride = 0;
+    bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &o->a, &o->a_stride);
+    bool in_b = cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
+    int64_t sa = K + 8; /* 2-byte elements: 16 bytes of padding per row */
+    int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = K * N * 2;
+    int64_t boff = (abytes + 15) & ~(int64_t)15;
+    const char *what = arena_printf(cg->arena, "wgmma dot operands %s (%lld B, padded rows) + %s (%lld B, core matrices)",
+                                    cg_type_name(cg, ta), (long long)abytes, cg_type_name(cg, tb), (long long)bbytes);
+    LLVMValueRef s = cg_smem(cg, op, boff + bbytes, what);
+    if (!in_a) o->a = s, o->a_stride = sa;
+    o->b = byte_gep(cg, s, cg_i32(cg, boff));
+    cg_barrier(cg);
+    if (!in_a && !stage_a(cg, op, o, et)) return false;
+    if (in_b) copy_b_smem(cg, o, b_src, b_stride, K, N, et);
+    else if (!stage_b_regs(cg, op, o, K)) return false;
+    if (cg->hooks->wgmma_smem_fence) cg->hooks->wgmma_smem_fence(cg);
+    cg_barrier(cg);
+    return true;
+}
+
+bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
+    LLVMBuilderRef B = cg->b;
+    const Type *ta = op->operands[0]->type, *tc = op->operands[2]->type;
+    int64_t K = ta->dims[1], N = tc->dims[1];
+    Layout lc;
+    LayoutRegMap rc;
+    if (!cg_layout(cg, op, tc, &lc, &rc)) return false;
+    CgVal *vc = cg_get(cg, op->operands[2]);
+    int nregs = rc.nregs, W = plan->warps, ni = plan->n_inst;
+    if (vc->n != nregs || rc.regs[0] % 2 || rc.regs[1] != N / 4) {
+        cg_error(cg, op, "internal error: wgmma dot accumulator has %d registers (%d x %d), its layout %d", vc->n,
+                 rc.regs[0], rc.regs[1], nregs);
+        return false;
+    }
+    uint64_t desc;
+    if (!dot_wgmma_desc(CORE_BYTES, 16 * K, DOT_WGMMA_SWIZZLE_NONE, &desc)) {
+        cg_error(cg, op, "dot: K = %lld is too large for a wgmma matrix descriptor's stride", (long long)K);
+        return false;
+    }
+    LLVMTypeRef et = cg_storage_type(cg, ta->elem);
+    WgOperands o;
+    if (!place_operands(cg, op, et, &o)) return false;
+    int S = rc.regs[0] / 2, chunks = (int)(N / ni);
+
+    /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
+     * our j0 = 2s+1; bit 1: k 8..15). Our row (2s + bit0)*8W + 8 w0 + l%8; w0 = the warp (wpc[1] = 1). */
+    LLVMValueRef mat = LLVMBuildLShr(B, cg->lane, cg_i32(cg, 3), "");
+    LLVMValueRef r = LLVMBuildAnd(B, cg->lane, cg_i32(cg, 7), "");
+    LLVMValueRef hi_rows = LLVMBuildMul(B, LLVMBuildAnd(B, mat, cg_i32(cg, 1), ""), cg_i32(cg, 8 * W), "");
+    LLVMValueRef hi_k = LLVMBuildMul(B, LLVMBuildLShr(B, mat, cg_i32(cg, 1), ""), cg_i32(cg, 8), "");
+    LLVMValueRef w0 = LLVMBuildAnd(B, cg->warp, cg_i32(cg, W - 1), "");
+    LLVMValueRef lane_row =
+        LLVMBuildAdd(B, LLVMBuildAdd(B, LLVMBuildMul(B, w0, cg_i32(cg, 8), ""), r, ""), hi_rows, "");
+    LLVMValueRef *a_off = arena_calloc(cg->arena, (size_t)S, sizeof *a_off);
+    for (int s = 0; s < S; s++) {
+        LLVMValueRef row = LLVMBuildAdd(B, lane_row, cg_i32(cg, 2LL * s * 8 * W), "");
+        a_off[s] = LLVMBuildAdd(B, LLVMBuildMul(B, row, cg_i32(cg, o.a_stride), ""), hi_k, "");
+    }
+
+    /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
+    int64_t steps = K / 16;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), loop = NULL;
+    LLVMValueRef k = cg_i32(cg, 0);
+    LLVMValueRef *acc = arena_calloc(cg->arena, (size_t)nregs, sizeof *acc);
+    LLVMValueRef *next = arena_calloc(cg->arena, (size_t)nregs, sizeof *next);
+    if (steps > 1) {
+        loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.loop");
+        LLVMBuildBr(B, loop);
+        LLVMPositionBuilderAtEnd(B, loop);
+        k = LLVMBuildPhi(B, cg->t_i32, "k");
+        for (int i = 0; i < nregs; i++) acc[i] = LLVMBuildPhi(B, cg->t_f32, "acc");
+    } else {
+        for (int i = 0; i < nregs; i++) acc[i] = vc->regs[i];
+    }
+    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)S, sizeof *fa);
+    for (int s = 0; s < S; s++)
+        cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
+                            fa[s]);
+    LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, 16), ""); /* k/8 core matrices of 128 bytes */
+    LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *d);
+    int *reg = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *reg);
+    for (int s = 0; s < S; s++)
+        for (int c = 0; c < chunks; c++) {
+            for (int i = 0; i < ni / 2; i++) {
+                int j[2] = {2 * s + (i / 2) % 2, 2 * (c * ni / 8 + i / 4) + i % 2};
+                reg[i] = layout_reg_index(&rc, &lc, j);
+                d[i] = acc[reg[i]];
+            }
+            LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, (int64_t)c * (ni / 8) * 16 * K), ""));
+            bool first = s == 0 && c == 0, last = s == S - 1 && c == chunks - 1;
+            cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, d, first, last);
+            for (int i = 0; i < ni / 2; i++) next[reg[i]] = d[i];
+        }
+    if (steps > 1) {
+        LLVMValueRef k1 = LLVMBuildAdd(B, k, cg_i32(cg, 16), "");
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.done");
+        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, K), ""), loop, done);
+        LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cg, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+        for (int i = 0; i < nregs; i++)
+            LLVMAddIncoming(acc[i], (LLVMValueRef[]){vc->regs[i], next[i]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+        LLVMPositionBuilderAtEnd(B, done);
+    }
+    cg_set(cg, &op->results[0], next, nregs);
+    return true;
+}

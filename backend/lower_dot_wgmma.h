@@ -1,0 +1,18 @@
+/* DOT on Hopper's warpgroup tensor cores (wgmma.mma_async, sm_90a), backend/lower_dot_wgmma.c;
+ * private to backend/. */
+#ifndef TILEC_BACKEND_LOWER_DOT_WGMMA_H
+#define TILEC_BACKEND_LOWER_DOT_WGMMA_H
+#include "../ir/dot_wgmma.h"
+#include "cg.h"
+
+/* True (and *plan filled) when `op` goes to wgmma: --wgmma is in effect (BeOptions.wgmma), the
+ * target has the wgmma and ldmatrix hooks, dot_wgmma_plan accepts the dot and its accumulator has
+ * dot_wgmma_layout (what the layout pass chose). Reports nothing. */
+bool cg_dot_uses_wgmma(Cg *cg, Op *op, DotWgmma *plan);
+
+/* Lowers `op` (cg_dot_uses_wgmma said yes) to wgmma: A in padded rows in shared memory (staged
+ * unless cg_dot_operand_in_smem says it is there), loaded per warp with ldmatrix into registers; B
+ * staged into K-major core matrices and read by the instruction through a matrix descriptor; one
+ * LLVM loop over K in steps of 16. Binds the result; false after an error (reported). */
+bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan);
+#endif

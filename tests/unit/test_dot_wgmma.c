@@ -1,0 +1,298 @@
+/* wgmma (docs/tensor-cores.md section 5) without a GPU: the descriptor encoding against the PTX
+ * ISA's bit positions, the emulator's wgmma fragments against the ISA's layouts (hand-written C
+ * kernels, tests/emu/wgmma_kernels.c), and GEMMs in the tile language compiled with --wgmma for the
+ * host target (the same lowering as sm_90a) against float64.
+ *
+ * Tolerances. Fragment kernels: integer data, every sum exact in f32 -> compared exactly. GEMMs:
+ * products of f16/bf16 inputs are exact; each wgmma adds 16 of them to the accumulator and rounds
+ * once, so |err| <= (K/16 + 1) * 2^-24 * sum_k |a b| per element; we allow (K + 8) * 2^-24 * sum|a b|
+ * + 1e-6 (the bound of the FMA path, tests/e2e/matmul.c, which is larger).
+ * Random inputs in [-1, 1): seed printed, TILEC_SEED replays; outputs are poisoned with NaN. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "check.h"
+#include "ir/dot_wgmma.h"
+#include "runtime/emu/emu.h"
+#include "tilec/tilec.h"
+#include "tilec/tilert.h"
+
+#include "emu_util.h"
+/* std_util.h is written for test_std_ops.c: this file uses its tensors, not its std-kernel table. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "std_util.h"
+#pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------ descriptors */
+
+static void test_descriptor(void) {
+    uint64_t d = 0;
+    /* LBO 128 B -> 8 in bits 16-29, SBO 512 B -> 32 in bits 32-45, swizzle 0. */
+    CHECK(dot_wgmma_desc(128, 512, 0, &d) && d == (8ull << 16 | 32ull << 32));
+    CHECK(dot_wgmma_desc(16, (1 << 18) - 16, 1, &d) && d == (1ull << 16 | 0x3fffull << 32 | 1ull << 62));
+    uint64_t keep = 42;
+    CHECK(!dot_wgmma_desc(8, 512, 0, &keep) && keep == 42);        /* not a multiple of 16 */
+    CHECK(!dot_wgmma_desc(128, 1 << 18, 0, &keep) && keep == 42);  /* does not fit 14 bits */
+    CHECK(!dot_wgmma_desc(128, 512, 4, &keep) && keep == 42);      /* no swizzle mode 4 */
+    CHECK(!dot_wgmma_desc(-16, 512, 0, &keep) && keep == 42);
+    /* The emulator's decoder on hand-written patterns. */
+    EmuWgmmaDesc ds;
+    CHECK(emu_wgmma_desc_decode(0x123ull | 8ull << 16 | 32ull << 32, &ds));
+    CHECK(ds.start == 0x1230 && ds.lbo == 128 && ds.sbo == 512 && ds.base_offset == 0 && ds.swizzle == 0);
+    CHECK(emu_wgmma_desc_decode(3ull << 62 | 5ull << 49, &ds) && ds.swizzle == 3 && ds.base_offset == 5);
+    CHECK(!emu_wgmma_desc_decode(1ull << 14, &ds));  /* reserved bits */
+    CHECK(!emu_wgmma_desc_decode(1ull << 47, &ds));
+    CHECK(!emu_wgmma_desc_decode(1ull << 60, &ds));
+    /* encode -> decode round trip */
+    CHECK(dot_wgmma_desc(2048, 256, 0, &d) && emu_wgmma_desc_decode(d | 0x40, &ds));
+    CHECK(ds.start == 0x400 && ds.lbo == 2048 && ds.sbo == 256);
+}
+
+/* ------------------------------------------------------------------ fragments (C kernels) */
+
+static const char *compile_c(const char *rel, const char *name) {
+    static char so[128];
+    char cmd[768];
+    snprintf(so, sizeof so, "%s/%s.so", workdir, name);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -o %s %s/%s", so, TILEC_SOURCE_DIR, rel);
+    return system(cmd) == 0 ? so : NULL;
+}
+
+/* The formulas of tests/emu/wgmma_kernels.c. */
+static int a_val(int r, int k, int seed, int G) { return (7 * r + 3 * k + seed + G) % 9 - 4; }
+static int b_val(int k, int n, int seed) { return (5 * k + 11 * n + seed) % 7 - 3; }
+
+typedef struct FragCase {
+    const char *kernel;
+    int warps, kind, n, lbo, sbo, swizzle, scale_d, start, trans_b;
+} FragCase;
+
+static TlrtStatus run_frag(TlrtModule *m, const FragCase *c, int seed, float *host) {
+    int nthreads = 32 * c->warps;
+    size_t bytes = (size_t)nthreads * (size_t)(c->n / 2) * 4;
+    float *out = dev_alloc(bytes);
+    TlrtArg a[10] = {tlrt_arg_ptr(out), tlrt_arg_i32(c->kind), tlrt_arg_i32(c->n), tlrt_arg_i32(c->lbo),
+                     tlrt_arg_i32(c->sbo), tlrt_arg_i32(c->swizzle), tlrt_arg_i32(c->scale_d), tlrt_arg_i32(c->start),
+                     tlrt_arg_i32(seed), tlrt_arg_i32(c->trans_b)};
+    unsigned grid[3] = {1, 1, 1};
+    TlrtStatus st = tlrt_launch(m, c->kernel, grid, a, 10, NULL);
+    if (st == TLRT_OK && host) CHECK(tlrt_memcpy_dtoh(ctx, host, out, bytes) == TLRT_OK);
+    CHECK(tlrt_free(ctx, out) == TLRT_OK);
+    return st;
+}
+
+/* Counts the registers that differ from the ISA's D layout: thread (warp w of its warpgroup G, lane
+ * 4g+t), d[i] = row 16w + g + 8((i/2)%2), column 8(i/4) + 2t + i%2. swap_h: a deliberately wrong
+ * layout (the two row halves exchanged), which must NOT match. */
+static int frag_mismatches(const FragCase *c, int seed, const float *host, bool swap_h) {
+    int bad = 0;
+    for (int tid = 0; tid < 32 * c->warps; tid++) {
+        int G = tid / 128, w = tid / 32 % 4, lane = tid % 32, g = lane >> 2, t = lane & 3;
+        for (int i = 0; i < c->n / 2; i++) {
+            int h = (i / 2) % 2;
+            if (swap_h) h = 1 - h;
+            int row = 16 * w + g + 8 * h, col = 8 * (i / 4) + 2 * t + i % 2;
+            double want = c->scale_d ? tid * 1000.0 + i : 0.0;
+            for (int k = 0; k < 16; k++) want += a_val(row, k, seed, G) * b_val(k, col, seed);
+            float got = host[tid * (c->n / 2) + i];
+            if (got != (float)want) {
+                if (!swap_h && bad < 5)
+                    fprintf(stderr, "%s n=%d: thread %d d[%d] = %g, want %g (row %d, col %d)\n", c->kernel, c->n, tid, i,
+                            got, want, row, col);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+static void test_fragments(void) {
+    const char *so = compile_c("tests/emu/wgmma_kernels.c", "wgmma_kernels");
+    CHECK(so != NULL);
+    if (!so) return;
+    TlrtModule *m = NULL;
+    CHECK(tlrt_module_load(ctx, so, &m) == TLRT_OK);
+    if (!m) {
+        fprintf(stderr, "%s\n", tlrt_last_error(ctx));
+        return;
+    }
+    int seed = (int)(rng % 1000);
+    float *host = malloc(256 * 128 * sizeof *host);
+    /* K-major core matrices as the lowering stages them (LBO 128, SBO 256: K = 16), and the other
+     * arrangement (column blocks adjacent: SBO 128, LBO = n/8 * 128), with B not at offset 0. */
+    const FragCase cases[] = {
+        {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 0},    {"wg_frag", 4, 0, 64, 128, 256, 0, 0, 0, 0},
+        {"wg_frag", 4, 1, 8, 128, 256, 0, 1, 512, 0},   {"wg_frag", 4, 0, 256, 128, 256, 0, 1, 0, 0},
+        {"wg_frag", 4, 1, 120, 15 * 128, 128, 0, 1, 1024, 0},
+        {"wg_frag8", 8, 1, 32, 128, 256, 0, 1, 0, 0},   {"wg_frag8", 8, 0, 16, 128, 256, 0, 0, 2048, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const FragCase *fc = &cases[c];
+        for (int i = 0; i < 32 * fc->warps * (fc->n / 2); i++) host[i] = NAN;
+        CHECK(run_frag(m, fc, seed, host) == TLRT_OK);
+        int bad = frag_mismatches(fc, seed, host, false);
+        CHECK(bad == 0);
+        CHECK(frag_mismatches(fc, seed, host, true) > 0); /* the check can fail */
+        printf("  fragments %s kind %d n=%d lbo=%d sbo=%d start=%d scale_d=%d: %d mismatches\n", fc->kernel, fc->kind,
+               fc->n, fc->lbo, fc->sbo, fc->start, fc->scale_d, bad);
+    }
+    /* Faults: what the emulator does not decode, B outside shared memory, a partial warpgroup. */
+    const FragCase swz = {"wg_frag", 4, 1, 64, 128, 256, 1, 1, 0, 0};
+    CHECK(run_frag(m, &swz, seed, NULL) == TLRT_ERR_FAULT && error_has("swizzle mode 1", NULL));
+    const FragCase trb = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 1};
+    CHECK(run_frag(m, &trb, seed, NULL) == TLRT_ERR_FAULT && error_has("imm-trans-b 1", NULL));
+    const FragCase oob = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 16384 - 256, 0};
+    CHECK(run_frag(m, &oob, seed, NULL) == TLRT_ERR_FAULT && error_has("past the kernel's 16384 bytes", NULL));
+    const FragCase two = {"wg_frag2", 2, 1, 64, 128, 256, 0, 1, 0, 0};
+    CHECK(run_frag(m, &two, seed, NULL) == TLRT_ERR_FAULT && error_has("warpgroup", "64 threads", NULL));
+    const FragCase part = {"wg_partial", 4, 1, 64, 128, 256, 0, 1, 0, 0};
+    CHECK(run_frag(m, &part, seed, NULL) == TLRT_ERR_FAULT && error_has("wgmma", NULL));
+    const FragCase badn = {"wg_frag", 4, 1, 12, 128, 256, 0, 1, 0, 0};
+    CHECK(run_frag(m, &badn, seed, NULL) == TLRT_ERR_FAULT && error_has("m64n12k16", NULL));
+    free(host);
+    tlrt_module_unload(m);
+}
+
+/* ------------------------------------------------------------------ GEMMs in the tile language */
+
+/* tests/zoo/matmul.tile for the host with the given options (stages: cp.async pipeline stages, 0 =
+ * the default 3, 1 = off); *uses_wgmma receives whether the LLVM IR calls tl_emu_wgmma (the dot took
+ * the wgmma path). NULL when it does not compile. */
+static TlrtModule *compile_matmul(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, bool *uses_wgmma) {
+    char path[512], defs_txt[4][32];
+    snprintf(path, sizeof path, "%s/tests/zoo/matmul.tile", TILEC_SOURCE_DIR);
+    size_t len;
+    char *src = read_file(path, &len);
+    CHECK(src != NULL);
+    if (!src) return NULL;
+    snprintf(defs_txt[0], 32, "%d", bm);
+    snprintf(defs_txt[1], 32, "%d", bn);
+    snprintf(defs_txt[2], 32, "%d", bk);
+    TlDefine defs[4] = {{"T", dt_names[dt]}, {"BLOCK_M", defs_txt[0]}, {"BLOCK_N", defs_txt[1]}, {"BLOCK_K", defs_txt[2]}};
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    opt.target = TL_TARGET_HOST;
+    opt.defines = defs;
+    opt.ndefines = 4;
+    opt.num_warps = warps;
+    opt.wgmma = wgmma;
+    opt.num_stages = stages;
+    char *out = NULL;
+    size_t n = 0;
+    opt.emit = TL_EMIT_LLVM;
+    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
+    CHECK(st == TL_OK);
+    *uses_wgmma = st == TL_OK && strstr(out, "@tl_emu_wgmma(") != NULL;
+    free(out);
+    out = NULL;
+    opt.emit = TL_EMIT_SO;
+    st = tl_compile(path, src, len, &opt, &out, &n);
+    free(src);
+    CHECK(st == TL_OK);
+    if (st != TL_OK) return NULL;
+    char so[160];
+    static int count;
+    snprintf(so, sizeof so, "%s/mm%d.so", workdir, count++);
+    bool ok = write_file(so, out, n);
+    free(out);
+    TlrtModule *m = NULL;
+    CHECK(ok && tlrt_module_load(ctx, so, &m) == TLRT_OK);
+    return m;
+}
+
+/* C[M][N] (f32, row stride ldc) = A[M][K] (row stride lda) x B[K][N] (row stride ldb) in dt. */
+static void check_gemm(TlrtModule *m, Dt dt, int bm, int bn, int M, int N, int K, int lda, int ldb, int ldc,
+                       const char *what) {
+    Tensor a = t_rand(dt, (size_t)M * (size_t)lda, -1, 1), b = t_rand(dt, (size_t)K * (size_t)ldb, -1, 1);
+    Tensor c = t_new(F32, (size_t)M * (size_t)ldc);
+    t_upload(&c); /* NaN poison */
+    TlrtArg args[9] = {tlrt_arg_ptr(a.dev), tlrt_arg_ptr(b.dev), tlrt_arg_ptr(c.dev), tlrt_arg_i32(M), tlrt_arg_i32(N),
+                       tlrt_arg_i32(K), tlrt_arg_i32(lda), tlrt_arg_i32(ldb), tlrt_arg_i32(ldc)};
+    unsigned grid[3] = {(unsigned)((M + bm - 1) / bm), (unsigned)((N + bn - 1) / bn), 1};
+    TlrtStatus st = tlrt_launch(m, "matmul", grid, args, 9, NULL);
+    CHECK(st == TLRT_OK);
+    if (st != TLRT_OK) fprintf(stderr, "%s\n", tlrt_last_error(ctx));
+    t_download(&c);
+    int bad = 0;
+    double worst = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0, sa = 0;
+            for (int k = 0; k < K; k++) {
+                double p = (double)a.h[(size_t)i * lda + k] * b.h[(size_t)k * ldb + j];
+                s += p, sa += fabs(p);
+            }
+            double got = c.h[(size_t)i * ldc + j], err = fabs(got - s), tol = (K + 8) * 0x1p-24 * sa + 1e-6;
+            if (!(err <= tol)) {
+                if (bad < 5) fprintf(stderr, "  %s: c[%d][%d] = %.9g, want %.9g (tol %.3g)\n", what, i, j, got, s, tol);
+                bad++;
+            }
+            if (err > worst) worst = err;
+        }
+    CHECK(bad == 0);
+    printf("  gemm %s %s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d: max |err| %.3g, %d bad\n", what, dt_names[dt], M, N, K,
+           lda, ldb, ldc, worst, bad);
+    t_free(&a), t_free(&b), t_free(&c);
+}
+
+static void test_gemms(void) {
+    typedef struct G {
+        Dt dt;
+        int bm, bn, bk, warps, stages;
+    } G;
+    /* pipelined (operands read in place from the cp.async buffers) and not (staged from registers) */
+    const G configs[] = {
+        {BF16, 64, 64, 32, 4, 0},  {F16, 64, 64, 32, 4, 1},  {BF16, 64, 128, 16, 4, 0}, {F16, 64, 256, 32, 4, 0},
+        {BF16, 128, 32, 32, 8, 0}, {F16, 64, 8, 16, 4, 1},   {BF16, 128, 64, 64, 4, 0}, {F16, 128, 128, 32, 8, 1},
+    };
+    for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
+        const G *g = &configs[i];
+        bool uses = false;
+        TlrtModule *m = compile_matmul(g->dt, g->bm, g->bn, g->bk, g->warps, g->stages, true, &uses);
+        CHECK(uses);
+        if (!m) continue;
+        char what[96];
+        snprintf(what, sizeof what, "wgmma %dx%dx%d %dw %s", g->bm, g->bn, g->bk, g->warps,
+                 g->stages == 1 ? "unpipelined" : "pipelined");
+        /* masks everywhere: sizes no tile divides, padded rows; then exact multiples */
+        check_gemm(m, g->dt, g->bm, g->bn, g->bm + 37, g->bn + 5, 3 * g->bk + 7, 3 * g->bk + 9, g->bn + 11, g->bn + 7,
+                   what);
+        check_gemm(m, g->dt, g->bm, g->bn, 2 * g->bm, 2 * g->bn, 2 * g->bk, 2 * g->bk, 2 * g->bn, 2 * g->bn, what);
+        tlrt_module_unload(m);
+    }
+    /* Not eligible for wgmma (2 warps are no warpgroup; M = 32 < 16 x 4 warps): the other paths. */
+    bool uses = true;
+    TlrtModule *m = compile_matmul(BF16, 64, 64, 32, 2, 0, true, &uses);
+    CHECK(!uses);
+    if (m) check_gemm(m, BF16, 64, 64, 70, 50, 45, 45, 50, 50, "2 warps (mma.sync)"), tlrt_module_unload(m);
+    uses = true;
+    m = compile_matmul(F16, 32, 64, 32, 4, 0, true, &uses);
+    CHECK(!uses);
+    if (m) tlrt_module_unload(m);
+    /* Without --wgmma, the same kernel does not use it. */
+    uses = true;
+    m = compile_matmul(BF16, 64, 64, 32, 4, 0, false, &uses);
+    CHECK(!uses);
+    if (m) check_gemm(m, BF16, 64, 64, 101, 69, 103, 105, 75, 71, "no --wgmma"), tlrt_module_unload(m);
+}
+
+int main(void) {
+    int early = emu_test_begin("test_dot_wgmma", "tl_emu_wgmma");
+    if (early >= 0) return early;
+    CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
+    test_descriptor();
+    test_fragments();
+    test_gemms();
+    tlrt_destroy(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    return check_summary();
+}
