@@ -173,6 +173,24 @@ bool cg_lower_async(Cg *cg, Op *op);
  * (lower_async.c). */
 bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride);
 
+/* The K loop of the dot lowerings: k = 0, step, 2*step, ... < end (i32), carrying n accumulator
+ * registers of type t. cg_acc_loop_begin opens it at the builder's position: L->k is the induction
+ * variable and L->acc[i] the carried values (phis; when end <= step the loop is a straight line:
+ * k = 0 and acc = init). The caller emits one step's body, computing next[0..n-1], then calls
+ * cg_acc_loop_end, which closes the loop (or does nothing for a straight line) and leaves the builder
+ * after it; next[] are then the results. init and next stay owned by the caller. */
+typedef struct CgAccLoop {
+    LLVMBasicBlockRef pre, loop;
+    LLVMValueRef k, *acc;
+    LLVMValueRef *init;
+    int n;
+    int64_t step, end;
+    const char *name;
+} CgAccLoop;
+void cg_acc_loop_begin(Cg *cg, CgAccLoop *L, const char *name, int64_t step, int64_t end, LLVMValueRef *init, int n,
+                       LLVMTypeRef t);
+void cg_acc_loop_end(Cg *cg, CgAccLoop *L, LLVMValueRef *next);
+
 /* ---- structure */
 /* Lowers every op of b in order (regions of for/if recurse through here). False after an error. */
 bool cg_lower_block(Cg *cg, Block *b);

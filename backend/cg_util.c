@@ -436,3 +436,33 @@ bool cg_same_layout(const Type *a, const Type *b) {
     Layout la, lb;
     return layout_parse(a->layout, &la) && layout_parse(b->layout, &lb) && layout_equal(&la, &lb);
 }
+
+void cg_acc_loop_begin(Cg *cg, CgAccLoop *L, const char *name, int64_t step, int64_t end, LLVMValueRef *init, int n,
+                       LLVMTypeRef t) {
+    LLVMBuilderRef B = cg->b;
+    *L = (CgAccLoop){.pre = LLVMGetInsertBlock(B), .k = cg_i32(cg, 0), .init = init, .n = n, .step = step,
+                     .end = end, .name = name};
+    L->acc = arena_calloc(cg->arena, (size_t)(n > 0 ? n : 1), sizeof *L->acc);
+    if (end <= step) {
+        for (int i = 0; i < n; i++) L->acc[i] = init[i];
+        return;
+    }
+    L->loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, arena_printf(cg->arena, "%s.loop", name));
+    LLVMBuildBr(B, L->loop);
+    LLVMPositionBuilderAtEnd(B, L->loop);
+    L->k = LLVMBuildPhi(B, cg->t_i32, "k");
+    for (int i = 0; i < n; i++) L->acc[i] = LLVMBuildPhi(B, t, "acc");
+}
+
+void cg_acc_loop_end(Cg *cg, CgAccLoop *L, LLVMValueRef *next) {
+    if (!L->loop) return;
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef k1 = LLVMBuildAdd(B, L->k, cg_i32(cg, L->step), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, arena_printf(cg->arena, "%s.done", L->name));
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, L->end), ""), L->loop, done);
+    LLVMAddIncoming(L->k, (LLVMValueRef[]){cg_i32(cg, 0), k1}, (LLVMBasicBlockRef[]){L->pre, latch}, 2);
+    for (int i = 0; i < L->n; i++)
+        LLVMAddIncoming(L->acc[i], (LLVMValueRef[]){L->init[i], next[i]}, (LLVMBasicBlockRef[]){L->pre, latch}, 2);
+    LLVMPositionBuilderAtEnd(B, done);
+}

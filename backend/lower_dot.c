@@ -74,15 +74,10 @@ static bool compute_fma_loop(Cg *cg, Op *op, const DotSmem *s) {
     for (int jn = 0; jn < cols; jn++)
         col[jn] = cg_coord(cg, &rc, layout_reg_index(&rc, &lc, (int[]){0, jn}), 1, NULL);
 
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
-    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "dot.loop");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "dot.done");
-    LLVMBuildBr(B, loop);
-    LLVMPositionBuilderAtEnd(B, loop);
-    LLVMValueRef k = LLVMBuildPhi(B, cg->t_i32, "k");
-    LLVMValueRef *phi = arena_calloc(cg->arena, (size_t)n, sizeof *phi);
+    CgAccLoop KL;
+    cg_acc_loop_begin(cg, &KL, "dot", 1, K, vc->regs, n, tacc);
+    LLVMValueRef k = KL.k, *phi = KL.acc;
     LLVMValueRef *next = arena_calloc(cg->arena, (size_t)n, sizeof *next);
-    for (int i = 0; i < n; i++) phi[i] = LLVMBuildPhi(B, tacc, "acc");
     LLVMValueRef *av = arena_calloc(cg->arena, (size_t)rows, sizeof *av);
     LLVMValueRef *bv = arena_calloc(cg->arena, (size_t)cols, sizeof *bv);
     for (int jm = 0; jm < rows; jm++) {
@@ -104,14 +99,7 @@ static bool compute_fma_loop(Cg *cg, Op *op, const DotSmem *s) {
                 next[reg] = LLVMBuildAdd(B, phi[reg], LLVMBuildMul(B, av[jm], bv[jn], ""), "");
             }
         }
-    LLVMValueRef k1 = LLVMBuildAdd(B, k, cg_i32(cg, 1), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
-    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, K), ""), loop, done);
-    LLVMValueRef zero = cg_i32(cg, 0);
-    LLVMAddIncoming(k, (LLVMValueRef[]){zero, k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    for (int i = 0; i < n; i++)
-        LLVMAddIncoming(phi[i], (LLVMValueRef[]){vc->regs[i], next[i]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    LLVMPositionBuilderAtEnd(B, done);
+    cg_acc_loop_end(cg, &KL, next);
     cg_set(cg, &op->results[0], next, n);
     return true;
 }

@@ -167,7 +167,6 @@ static void load_fragments(Cg *cg, const MmaLoop *L, LLVMValueRef k0, LLVMValueR
 }
 
 bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
-    LLVMBuilderRef B = cg->b;
     const Type *ta = op->operands[0]->type, *tc = op->operands[2]->type;
     Layout lc;
     LayoutRegMap rc;
@@ -183,22 +182,13 @@ bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
     int64_t esize = (int64_t)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), L.et);
     if (!place_operands(cg, op, L.et, esize, &L.a, &L.b)) return false;
     precompute_offsets(cg, &L, &rc);
-    int64_t K = ta->dims[1], steps = K / plan->k_step;
+    int64_t K = ta->dims[1];
 
     /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), loop = NULL;
-    LLVMValueRef k = cg_i32(cg, 0);
-    LLVMValueRef *acc = arena_calloc(cg->arena, (size_t)n, sizeof *acc);
+    CgAccLoop KL;
+    cg_acc_loop_begin(cg, &KL, "mma", plan->k_step, K, vc->regs, n, cg->t_f32);
+    LLVMValueRef k = KL.k, *acc = KL.acc;
     LLVMValueRef *next = arena_calloc(cg->arena, (size_t)n, sizeof *next);
-    if (steps > 1) {
-        loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "mma.loop");
-        LLVMBuildBr(B, loop);
-        LLVMPositionBuilderAtEnd(B, loop);
-        k = LLVMBuildPhi(B, cg->t_i32, "k");
-        for (int i = 0; i < n; i++) acc[i] = LLVMBuildPhi(B, cg->t_f32, "acc");
-    } else {
-        for (int i = 0; i < n; i++) acc[i] = vc->regs[i];
-    }
     LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)L.mt, sizeof *fa);
     LLVMValueRef (*fb)[2] = arena_calloc(cg->arena, (size_t)L.nt, sizeof *fb);
     load_fragments(cg, &L, k, fa, fb);
@@ -215,16 +205,7 @@ bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
             cg->hooks->mma(cg, plan->kind, fa[i], fb[j], c, d);
             for (int q = 0; q < 4; q++) next[reg[q]] = d[q];
         }
-    if (steps > 1) {
-        LLVMValueRef k1 = LLVMBuildAdd(B, k, cg_i32(cg, plan->k_step), "");
-        LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
-        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "mma.done");
-        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, K), ""), loop, done);
-        LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cg, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-        for (int i = 0; i < n; i++)
-            LLVMAddIncoming(acc[i], (LLVMValueRef[]){vc->regs[i], next[i]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-        LLVMPositionBuilderAtEnd(B, done);
-    }
+    cg_acc_loop_end(cg, &KL, next);
     cg_set(cg, &op->results[0], next, n);
     return true;
 }

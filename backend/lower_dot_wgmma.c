@@ -180,20 +180,10 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
     }
 
     /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
-    int64_t steps = K / 16;
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), loop = NULL;
-    LLVMValueRef k = cg_i32(cg, 0);
-    LLVMValueRef *acc = arena_calloc(cg->arena, (size_t)nregs, sizeof *acc);
+    CgAccLoop KL;
+    cg_acc_loop_begin(cg, &KL, "wgmma", 16, K, vc->regs, nregs, cg->t_f32);
+    LLVMValueRef k = KL.k, *acc = KL.acc;
     LLVMValueRef *next = arena_calloc(cg->arena, (size_t)nregs, sizeof *next);
-    if (steps > 1) {
-        loop = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.loop");
-        LLVMBuildBr(B, loop);
-        LLVMPositionBuilderAtEnd(B, loop);
-        k = LLVMBuildPhi(B, cg->t_i32, "k");
-        for (int i = 0; i < nregs; i++) acc[i] = LLVMBuildPhi(B, cg->t_f32, "acc");
-    } else {
-        for (int i = 0; i < nregs; i++) acc[i] = vc->regs[i];
-    }
     LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)S, sizeof *fa);
     for (int s = 0; s < S; s++)
         cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
@@ -213,16 +203,7 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
             cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, d, first, last);
             for (int i = 0; i < ni / 2; i++) next[reg[i]] = d[i];
         }
-    if (steps > 1) {
-        LLVMValueRef k1 = LLVMBuildAdd(B, k, cg_i32(cg, 16), "");
-        LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
-        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "wgmma.done");
-        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, k1, cg_i32(cg, K), ""), loop, done);
-        LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cg, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-        for (int i = 0; i < nregs; i++)
-            LLVMAddIncoming(acc[i], (LLVMValueRef[]){vc->regs[i], next[i]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-        LLVMPositionBuilderAtEnd(B, done);
-    }
+    cg_acc_loop_end(cg, &KL, next);
     cg_set(cg, &op->results[0], next, nregs);
     return true;
 }

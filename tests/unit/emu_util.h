@@ -58,6 +58,19 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
+/* Splits -D defines "NAME=VALUE" (NULL-terminated, at most 8, each under 64 bytes) into defs, whose
+ * strings live in buf (the caller's storage, valid while defs is used); returns the count. */
+static int split_defines(const char *const *defines, TlDefine defs[8], char buf[8][64]) {
+    int nd = 0;
+    for (; defines && defines[nd] && nd < 8; nd++) {
+        snprintf(buf[nd], 64, "%s", defines[nd]);
+        char *eq = strchr(buf[nd], '=');
+        if (eq) *eq = 0;
+        defs[nd] = (TlDefine){buf[nd], eq ? eq + 1 : ""};
+    }
+    return nd;
+}
+
 /* Compiles a .tile file of the source tree (with -D defines "NAME=VALUE", NULL-terminated, and the
  * passes `disable` left out: comma-separated, or NULL) to workdir/NAME.so; returns the path (static
  * storage) or NULL. */
@@ -74,13 +87,7 @@ static const char *compile_tile_without(const char *rel, const char *name, const
     }
     TlDefine defs[8];
     static char buf[8][64];
-    int nd = 0;
-    for (; defines && defines[nd] && nd < 8; nd++) {
-        snprintf(buf[nd], sizeof buf[nd], "%s", defines[nd]);
-        char *eq = strchr(buf[nd], '=');
-        *eq = 0;
-        defs[nd] = (TlDefine){buf[nd], eq + 1};
-    }
+    int nd = split_defines(defines, defs, buf);
     TlCompileOptions opt;
     tl_options_init(&opt);
     opt.emit = TL_EMIT_SO;

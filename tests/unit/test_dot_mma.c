@@ -51,13 +51,7 @@ static TlrtModule *mma_kernel(const char *kernel, const char *const *defines, in
     if (!src) return NULL;
     TlDefine defs[8];
     char buf[8][64];
-    int nd = 0;
-    for (; defines && defines[nd] && nd < 8; nd++) {
-        snprintf(buf[nd], sizeof buf[nd], "%s", defines[nd]);
-        char *eq = strchr(buf[nd], '=');
-        *eq = 0;
-        defs[nd] = (TlDefine){buf[nd], eq + 1};
-    }
+    int nd = split_defines(defines, defs, buf);
     TlCompileOptions opt;
     tl_options_init(&opt);
     opt.target = TL_TARGET_HOST;
