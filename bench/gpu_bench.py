@@ -34,7 +34,7 @@ def build_runner(libdir):
     exe = os.path.join(PTX_DIR, "tilec_bench")
     lib = os.path.join(libdir, "libtilert.a")
     subprocess.run(["cc", "-std=c17", "-O2", "-I", os.path.join(ROOT, "include"), os.path.join(ROOT, "bench", "tilec_bench.c"),
-                    lib, "-rdynamic", "-Wl,--undefined=__truncsfbf2,--undefined=tl_emu_print", "-ldl", "-lpthread", "-lm",
+                    lib, "-rdynamic", "-ldl", "-lpthread", "-lm",
                     "-o", exe], check=True)
     return exe
 

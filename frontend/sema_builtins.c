@@ -289,7 +289,7 @@ static SVal bi_dot(Sema *s, const Ast *call, const Ast **args, const Builtin *bi
         const Ast *culprit = NULL;
         CEval r = sema_ceval(s, args[3], &cv, &culprit);
         if (r == CE_ERROR) return sema_poison(t);
-        if (r == CE_NOTCONST || cv.kind == CV_FLOAT) {
+        if (r == CE_NOTCONST || cv.kind != CV_BOOL) {
             diag_error(s->d, args[3]->loc, "'tf32' of 'dot' must be a compile-time true or false");
             return sema_poison(t);
         }

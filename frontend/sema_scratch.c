@@ -83,18 +83,19 @@ static bool scratch_dims(Sema *s, const Ast *st, const Type *elem, int64_t *dims
 void sema_scratch_decl(Sema *s, const Ast *st) {
     if (!st->name) return;
     bool in_kernel = s->fr.decl && s->fr.decl->kind == DECL_KERNEL;
-    if (!in_kernel) {
+    /* A misplaced declaration still declares its name (as poison), so its uses are not reported
+     * again as undefined names: one error per mistake. */
+    bool placed = false;
+    if (!in_kernel)
         diag_error(s->d, st->loc, "scratch buffers can only be declared in a kernel, not in a fn");
-        return;
-    }
-    if (s->fr.b.block != ir_func_block(s->fr.func)) {
+    else if (s->fr.b.block != ir_func_block(s->fr.func))
         diag_error(s->d, st->loc, "scratch buffer '%s' must be declared at the top level of the kernel body, not "
                    "inside a 'for' or 'if'", st->name);
-        return;
-    }
-    const Type *elem = elem_type(s, st);
+    else
+        placed = true;
+    const Type *elem = placed ? elem_type(s, st) : NULL;
     int64_t dims[SEMA_MAX_RANK];
-    bool ok = scratch_dims(s, st, elem, dims);
+    bool ok = placed && scratch_dims(s, st, elem, dims);
     Symbol *sym = sema_declare(s, st->name, SYM_SCRATCH, st->loc);
     sym->view_rank = st->nargs;
     if (!ok || !elem) return; /* the symbol stays poison: uses are not reported again */

@@ -176,8 +176,9 @@ static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Val
         diag_remark(d, c->loc, "fused reshape into %s (kernel %d, one CTA per row): a view of the row", short_name(f->ops[an]),
                     f->group[ci]);
     else
-        diag_remark(d, c->loc, "fused %s into %s (kernel %d, one CTA per row): saves %s bytes of DRAM traffic",
-                    short_name(c), short_name(f->ops[an]), f->group[ci], graph_bytes_text(a, r->type, 2));
+        diag_remark(d, c->loc, "fused %s into %s (kernel %d, one CTA per row): saves %s bytes of DRAM traffic; "
+                    "its input stays in the CTA's registers", short_name(c), short_name(f->ops[an]), f->group[ci],
+                    graph_bytes_text(a, r->type, 2));
 }
 
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
@@ -194,7 +195,8 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
             if (pi < 0 || graph_op_is_free(f->ops[pi])) continue;
             const Op *p = f->ops[pi];
             if (f->prev[ci] == pi) {
-                diag_remark(d, c->loc, "fused %s into %s (kernel %d): saves %s bytes of DRAM traffic", short_name(c),
+                diag_remark(d, c->loc, "fused %s into %s (kernel %d): saves %s bytes of DRAM traffic; its input "
+                            "stays in registers (applied at the kernel's store)", short_name(c),
                             short_name(f->ops[f->anchor[ci]]), f->group[ci], graph_bytes_text(a, r->type, 2));
                 continue;
             }

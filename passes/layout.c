@@ -108,18 +108,19 @@ static Layout dot_layout(LayoutPass *p, Op *dot, bool remark) {
         DotWgmma wg;
         if (dot_wgmma_plan(dot, p->num_warps, &wg, &why, p->tmp)) {
             if (remark && p->remarks)
-                diag_remark(p->d, dot->loc, "dot: %s, %d warpgroup(s) along M", dot_wgmma_name(&wg, p->tmp),
+                diag_remark(p->d, dot->loc, "%s: dot: %s, %d warpgroup(s) along M", p->f->name, dot_wgmma_name(&wg, p->tmp),
                             wg.warps / 4);
             return dot_wgmma_layout(&wg);
         }
-        if (remark && p->remarks) diag_remark(p->d, dot->loc, "dot: not wgmma: %s", why);
+        if (remark && p->remarks) diag_remark(p->d, dot->loc, "%s: dot: not wgmma: %s", p->f->name, why);
     }
     if (dot_mma_plan(dot, p->num_warps, &plan, &why, p->tmp)) {
         if (remark && p->remarks)
-            diag_remark(p->d, dot->loc, "dot: %s, warps %dx%d", dot_mma_name(plan.kind), plan.w0, plan.w1);
+            diag_remark(p->d, dot->loc, "%s: dot: %s, warps %dx%d", p->f->name, dot_mma_name(plan.kind), plan.w0,
+                        plan.w1);
         return dot_mma_layout(&plan);
     }
-    if (remark && p->remarks) diag_remark(p->d, dot->loc, "dot: CUDA-core FMA loop, not mma.sync: %s", why);
+    if (remark && p->remarks) diag_remark(p->d, dot->loc, "%s: dot: CUDA-core FMA loop, not mma.sync: %s", p->f->name, why);
     return home(p, 2);
 }
 

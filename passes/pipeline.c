@@ -56,7 +56,7 @@ static void remark(Pipe *p, SrcLoc loc, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diag_remark(p->ctx->diag, loc, "pipeline: %s", msg);
+    diag_remark(p->ctx->diag, loc, "%s: pipeline: %s", p->f ? p->f->name : "?", msg);
 }
 
 /* True when op lies inside (any depth) the region of `loop`. */
@@ -297,7 +297,7 @@ static bool try_loop(Pipe *p, Op *loop, int S) {
     int want = S;
     while (S >= 2 && S * per_stage > room) S--;
     if (S < 2) {
-        remark(p, loop->loc, "loop not pipelined: %d stages of %lld bytes exceed the %lld bytes of shared memory left "
+        remark(p, loop->loc, "loop not pipelined: %d stages of %lld bytes each exceed the %lld bytes of shared memory left "
                "beside the dot's scratch", 2, (long long)per_stage, (long long)(room < 0 ? 0 : room));
         for (int k = 0; k < n; k++) pass_map_free(&ops[k].slice);
         return false;

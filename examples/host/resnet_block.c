@@ -7,8 +7,8 @@
  *
  * Built by CMake as build/bin/example-resnet_block; by hand, from the repository root:
  *   cc -std=c17 -O2 -I include examples/host/resnet_block.c build/libtilert.a -rdynamic \
- *      -Wl,--undefined=__truncsfbf2,--undefined=tl_emu_print -ldl -lpthread -lm -o resnet_block
- * (-rdynamic and the --undefined symbols: host kernels call the emulator's entry points.) */
+ *      -ldl -lpthread -lm -o resnet_block
+ * (-rdynamic: host kernels call the emulator's entry points.) */
 #include <string.h>
 #include <time.h>
 

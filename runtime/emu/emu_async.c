@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "emu.h"
+#include "emu_abi.h"
 
 /* The ABI (backend/target.h), declared here for -Wmissing-prototypes. */
-void tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_size);
-void tl_emu_cp_async_commit(void);
-void tl_emu_cp_async_wait(int32_t n);
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write);
 
 /* Where dst lies: it must be inside the kernel's shared memory and aligned to cp_size (the shared

@@ -6,8 +6,7 @@
  * return value. */
 #include <stdint.h>
 #include <string.h>
-
-float __truncsfbf2(float x);
+#include "emu_abi.h"
 
 float __truncsfbf2(float x) {
     uint32_t u;

@@ -10,10 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "emu.h"
+#include "emu_abi.h"
 
-/* The ABI (backend/target.h), declared here for -Wmissing-prototypes. */
-void tl_emu_mma(int32_t kind, const uint32_t *a, const uint32_t *b, float *c);
-void tl_emu_ldmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out);
 
 /* ---- fragment layouts: (lane, register, half) -> (row, column) of the warp's matrix */
 

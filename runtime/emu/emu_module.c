@@ -8,6 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "emu.h"
+#include "emu_abi.h"
+
+/* One function of every object whose functions only kernels call (emu_abi.h): referencing them here
+ * makes the linker keep those objects of the static libtilert in every program that can load a
+ * kernel, so `-rdynamic` alone exports the whole ABI. */
+__attribute__((used)) static void (*const kept_for_kernels[])(void) = {
+    (void (*)(void))tl_emu_mma,   (void (*)(void))tl_emu_cp_async, (void (*)(void))tl_emu_wgmma,
+    (void (*)(void))tl_emu_print, (void (*)(void))__truncsfbf2,
+};
 
 typedef struct EmuModule {
     void *dl;

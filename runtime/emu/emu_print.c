@@ -11,8 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void tl_emu_print(const char *fmt, const void *args);
+#include "emu_abi.h"
 
 /* The next argument of `size` bytes (aligned to its size) from the buffer; *off advances. */
 static const unsigned char *next_arg(const unsigned char *base, size_t *off, size_t size) {

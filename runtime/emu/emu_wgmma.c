@@ -13,10 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "emu.h"
+#include "emu_abi.h"
 
-/* The ABI (backend/target.h), declared here for -Wmissing-prototypes. */
-void tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_b, float *d, int32_t scale_d,
-                  int32_t trans_b);
 
 enum { WG_MAX_N = 256, WG_THREADS = 128 };
 

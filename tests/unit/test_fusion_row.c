@@ -42,19 +42,6 @@ typedef struct RowCase {
     int64_t N, C, H, W, K;
 } RowCase;
 
-/* The bytes t holds on the device, encoded in its dtype (for tlrt_plan_bind_param). */
-static void *encoded(const Tensor *t) {
-    unsigned char *raw = malloc(t->n * dt_size(t->dt) + 1);
-    for (size_t i = 0; i < t->n; i++) {
-        if (t->dt == F32) memcpy(raw + 4 * i, &t->h[i], 4);
-        else {
-            uint16_t b = t->dt == F16 ? to_f16(t->h[i]) : to_bf16(t->h[i]);
-            memcpy(raw + 2 * i, &b, 2);
-        }
-    }
-    return raw;
-}
-
 /* The float64 reference of case c: pool, linear, softmax, as the case says. */
 static double *reference(const RowCase *c, const Tensor *x, const Tensor *w, const Tensor *b) {
     int64_t N = c->N, C = c->C, L = c->H * c->W, K = c->linear ? c->K : c->C;
@@ -111,12 +98,12 @@ static Tensor run(TlrtModule *mod, const RowCase *c, const Tensor *x, const Tens
     bool ok = true;
     void *raw = NULL;
     if (c->linear) {
-        raw = encoded(w);
+        raw = t_encode(w);
         ok = tlrt_plan_bind_param(p, "w", raw, 2, wd) == TLRT_OK;
         free(raw);
     }
     if (ok && c->bias) {
-        raw = encoded(b);
+        raw = t_encode(b);
         ok = tlrt_plan_bind_param(p, "b", raw, 1, &c->K) == TLRT_OK;
         free(raw);
     }
@@ -185,31 +172,8 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const RowCase *c) 
     t_free(&b);
 }
 
-static TlrtModule *load(const char *rel, const char *name, bool fused) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
-    size_t len;
-    char *src = read_file(path, &len);
-    TlCompileOptions opt;
-    tl_options_init(&opt);
-    opt.emit = TL_EMIT_SO;
-    opt.target = TL_TARGET_HOST;
-    opt.no_fuse = opt.no_fold_bn = !fused;
-    char *lib = NULL, so[160];
-    size_t n = 0;
-    TlStatus st = src ? tl_compile(path, src, len, &opt, &lib, &n) : TL_ERR_IO;
-    free(src);
-    snprintf(so, sizeof so, "%s/%s_%s.so", workdir, name, fused ? "fused" : "unfused");
-    TlrtModule *m = NULL;
-    bool ok = st == TL_OK && write_file(so, lib, n) && tlrt_module_load(ctx, so, &m) == TLRT_OK;
-    free(lib);
-    if (!ok) fprintf(stderr, "%s (%s): cannot compile or load: %s\n", rel, fused ? "fused" : "unfused", tlrt_last_error(ctx));
-    CHECK(ok);
-    return ok ? m : NULL;
-}
-
 static void test_module(const char *rel, const char *name, const RowCase *cs, int n) {
-    TlrtModule *f = load(rel, name, true), *u = load(rel, name, false);
+    TlrtModule *f = load_graphs(rel, name, true), *u = load_graphs(rel, name, false);
     for (int i = 0; f && u && i < n; i++) test_case(f, u, &cs[i]);
     if (f) tlrt_module_unload(f);
     if (u) tlrt_module_unload(u);
