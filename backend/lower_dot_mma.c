@@ -22,20 +22,25 @@ typedef struct MmaOperand {
 
 /* Stores every register of tile operand v (any layout; replicas store equal values) at
  * row * stride + col. */
-static bool stage_operand(Cg *cg, Op *op, int which, const MmaOperand *o, LLVMTypeRef et) {
-    const Type *t = op->operands[which]->type;
+CgVal *cg_dot_operand_regs(Cg *cg, Op *op, int which, LayoutRegMap *rm) {
     Layout l;
-    LayoutRegMap rm;
-    if (!cg_layout(cg, op, t, &l, &rm)) return false;
+    if (!cg_layout(cg, op, op->operands[which]->type, &l, rm)) return NULL;
     CgVal *v = cg_get(cg, op->operands[which]);
-    if (v->n != rm.nregs) {
-        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
-        return false;
+    if (v->n != rm->nregs) {
+        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm->nregs);
+        return NULL;
     }
+    return v;
+}
+
+bool cg_dot_stage_rows(Cg *cg, Op *op, int which, LLVMValueRef base, int64_t stride, LLVMTypeRef et) {
+    LayoutRegMap rm;
+    CgVal *v = cg_dot_operand_regs(cg, op, which, &rm);
+    if (!v) return false;
     for (int i = 0; i < rm.nregs; i++) {
         LLVMValueRef r = cg_coord(cg, &rm, i, 0, NULL), c = cg_coord(cg, &rm, i, 1, NULL);
-        LLVMValueRef at = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, r, cg_i32(cg, o->stride), ""), c, "");
-        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, o->base, &at, 1, ""), 0);
+        LLVMValueRef at = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, r, cg_i32(cg, stride), ""), c, "");
+        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, base, &at, 1, ""), 0);
     }
     return true;
 }
@@ -60,8 +65,8 @@ static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, MmaOpe
         b->stride = sb;
     }
     cg_barrier(cg);
-    if (!in_a && !stage_operand(cg, op, 0, a, et)) return false;
-    if (!in_b && !stage_operand(cg, op, 1, b, et)) return false;
+    if (!in_a && !cg_dot_stage_rows(cg, op, 0, a->base, a->stride, et)) return false;
+    if (!in_b && !cg_dot_stage_rows(cg, op, 1, b->base, b->stride, et)) return false;
     cg_barrier(cg);
     return true;
 }

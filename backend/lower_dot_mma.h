@@ -9,4 +9,11 @@
  * with padded rows (staged here unless cg_dot_operand_in_smem says they already are), one LLVM
  * loop over K. Binds the result; false after an error (reported). */
 bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan);
+/* The registers of dot operand `which` (0 = a, 1 = b) with its register map in *rm; NULL after an
+ * error (reported at op). */
+CgVal *cg_dot_operand_regs(Cg *cg, Op *op, int which, LayoutRegMap *rm);
+/* Stores every register of dot operand `which` (any layout; replicas store equal values) at
+ * base[row * stride + col] (elements of type et, ptr addrspace(3)): the padded row-major staging of
+ * cg.h. False after an error. */
+bool cg_dot_stage_rows(Cg *cg, Op *op, int which, LLVMValueRef base, int64_t stride, LLVMTypeRef et);
 #endif

@@ -19,6 +19,7 @@
  *
  * One LLVM loop over K in steps of 16: per step, ldmatrix of the S = R0/2 A fragments, then
  * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0. */
+#include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
@@ -53,34 +54,11 @@ static LLVMValueRef byte_gep(Cg *cg, LLVMValueRef base, LLVMValueRef off) {
     return LLVMBuildGEP2(cg->b, cg->t_i8, base, &off, 1, "");
 }
 
-/* Every register of a (any layout; replicas store equal values) at row * stride + col. */
-static bool stage_a(Cg *cg, Op *op, const WgOperands *o, LLVMTypeRef et) {
-    Layout l;
-    LayoutRegMap rm;
-    if (!cg_layout(cg, op, op->operands[0]->type, &l, &rm)) return false;
-    CgVal *v = cg_get(cg, op->operands[0]);
-    if (v->n != rm.nregs) {
-        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
-        return false;
-    }
-    for (int i = 0; i < rm.nregs; i++) {
-        LLVMValueRef r = cg_coord(cg, &rm, i, 0, NULL), c = cg_coord(cg, &rm, i, 1, NULL);
-        LLVMValueRef at = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, r, cg_i32(cg, o->a_stride), ""), c, "");
-        cg_smem_store(cg, v->regs[i], LLVMBuildGEP2(cg->b, et, o->a, &at, 1, ""), 0);
-    }
-    return true;
-}
-
 /* b's registers into the core matrices. */
 static bool stage_b_regs(Cg *cg, Op *op, const WgOperands *o, int64_t K) {
-    Layout l;
     LayoutRegMap rm;
-    if (!cg_layout(cg, op, op->operands[1]->type, &l, &rm)) return false;
-    CgVal *v = cg_get(cg, op->operands[1]);
-    if (v->n != rm.nregs) {
-        cg_error(cg, op, "internal error: dot operand lowered to %d registers, its layout has %d", v->n, rm.nregs);
-        return false;
-    }
+    CgVal *v = cg_dot_operand_regs(cg, op, 1, &rm);
+    if (!v) return false;
     for (int i = 0; i < rm.nregs; i++) {
         LLVMValueRef k = cg_coord(cg, &rm, i, 0, NULL), n = cg_coord(cg, &rm, i, 1, NULL);
         cg_smem_store(cg, v->regs[i], byte_gep(cg, o->b, b_core_offset(cg, k, n, K)), 0);
@@ -132,7 +110,7 @@ static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
     if (!in_a) o->a = s, o->a_stride = sa;
     o->b = byte_gep(cg, s, cg_i32(cg, boff));
     cg_barrier(cg);
-    if (!in_a && !stage_a(cg, op, o, et)) return false;
+    if (!in_a && !cg_dot_stage_rows(cg, op, 0, o->a, o->a_stride, et)) return false;
     if (in_b) copy_b_smem(cg, o, b_src, b_stride, K, N, et);
     else if (!stage_b_regs(cg, op, o, K)) return false;
     if (cg->hooks->wgmma_smem_fence) cg->hooks->wgmma_smem_fence(cg);
