@@ -164,6 +164,10 @@ static int pow2_floor(int64_t x, int cap) {
 }
 
 Layout layout_default(int rank, const int64_t *shape, int num_warps) {
+    return layout_default_vec(rank, shape, num_warps, 4);
+}
+
+Layout layout_default_vec(int rank, const int64_t *shape, int num_warps, int vec) {
     Layout l;
     memset(&l, 0, sizeof l);
     if (rank < 1) rank = 1;
@@ -176,7 +180,7 @@ Layout layout_default(int rank, const int64_t *shape, int num_warps) {
         l.order[d] = rank - 1 - d;
         l.spt[d] = 1;
     }
-    l.spt[rank - 1] = pow2_floor(s[rank - 1], 4);
+    l.spt[rank - 1] = pow2_floor(s[rank - 1], vec > 0 ? vec : 1);
     /* Lanes from the fastest dim, each taking what its extent (in spt units) can use. */
     int lanes = 32;
     for (int i = 0; i < rank; i++) {

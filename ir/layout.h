@@ -71,6 +71,9 @@ int layout_num_warps(const Layout *l);
  * the fastest, the warps fill dims from the slowest; lanes or warps left over replicate along the
  * slowest dim. rank >= 1 and <= LAYOUT_MAX_RANK. */
 Layout layout_default(int rank, const int64_t *shape, int num_warps);
+/* layout_default with `vec` (a power of two) consecutive elements per thread along the last dim
+ * instead of 4: e.g. 8 for 16-byte accesses of 16-bit elements (the pipeline's cp.async copies). */
+Layout layout_default_vec(int rank, const int64_t *shape, int num_warps, int vec);
 /* slice(dim, parent): dim is a dim of parent's tiles (0 <= dim < parent->rank). */
 Layout layout_slice(const Layout *parent, int dim);
 /* The parent of a slice layout (the layout before its last slice), for expand_dims: false when l is

@@ -539,10 +539,13 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
     case OP_ASYNC_COPY:
     case OP_ASYNC_COPY_VIEW: {
         /* No result: every tile operand (addresses, indices, mask) in the default layout of the
-         * copied shape, whose fastest dim is the buffer's contiguous one (vector cp.async). */
+         * copied shape, whose fastest dim is the buffer's contiguous one, with 16 bytes per thread
+         * along it (cp.async's widest copy: 8 elements of 16 bits, 4 of 32). */
         const Type *t = op->num_operands > 3 || op->kind == OP_ASYNC_COPY ? op->operands[op->kind == OP_ASYNC_COPY ? 2 : 3]->type : NULL;
         if (!is_tile(t) || t->rank < 1 || t->rank > LAYOUT_MAX_RANK) break;
-        l = layout_default(t->rank, t->dims, p->num_warps);
+        const Type *buf = op->operands[0]->type;
+        int eb = buf && buf->elem ? ir_type_bits(buf->elem) / 8 : 4;
+        l = layout_default_vec(t->rank, t->dims, p->num_warps, eb > 0 && eb < 16 ? 16 / eb : 1);
         demand_all(p, op, &l);
         return;
     }
