@@ -163,6 +163,26 @@ const CgLocalBuf *cg_local_buf(Cg *cg, const Op *user, Value *buf);
  * ASYNC_COMMIT, ASYNC_WAIT (lower_async.c). */
 bool cg_lower_async(Cg *cg, Op *op);
 
+/* ---- guarded code: if (cond) { ... } */
+/* cg_guard_begin: branches on cond (i1) into a new block placed right after the current one (the
+ * function reads in program order) and positions the builder there; *join receives the block after
+ * the guarded code. Returns the block the branch leaves from (for phis), or NULL and does nothing
+ * when cond is NULL (always). cg_guard_end: branches to join, positions the builder there, returns
+ * the block the guarded path ended in (for phis). */
+LLVMBasicBlockRef cg_guard_begin(Cg *cg, LLVMValueRef cond, LLVMBasicBlockRef *join, const char *name);
+LLVMBasicBlockRef cg_guard_end(Cg *cg, LLVMBasicBlockRef join);
+
+/* ---- view accesses (lower_memory.c; also lower_async.c's copies) */
+/* Register r of an indexed view access: vw = the view's values (base, rank sizes, rank strides),
+ * idx[d] the lowered index of dim d (a tile, or one register for a uniform index) of type idx_t[d],
+ * i32 = the offsets fit in 32 bits (axisinfo). cg_view_address: the element's global address (base
+ * + sum idx * stride elements of type et; not inbounds: masked-off lanes may form addresses outside
+ * the tensor, never accessed). cg_view_in_bounds: i1 "0 <= idx[d] < size[d] for every d", one
+ * unsigned compare per dim (a negative index becomes huge). */
+LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
+                             LLVMTypeRef et, int r);
+LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, int r);
+
 /* ---- tensor cores (docs/tensor-cores.md) */
 /* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and
  * b[K][N] with a row stride of (cols + 16 / element bytes) elements, so that the 8 rows an

@@ -466,3 +466,26 @@ void cg_acc_loop_end(Cg *cg, CgAccLoop *L, LLVMValueRef *next) {
         LLVMAddIncoming(L->acc[i], (LLVMValueRef[]){L->init[i], next[i]}, (LLVMBasicBlockRef[]){L->pre, latch}, 2);
     LLVMPositionBuilderAtEnd(B, done);
 }
+
+/* A new block right after `after`. */
+static LLVMBasicBlockRef block_after(Cg *cg, LLVMBasicBlockRef after, const char *name) {
+    LLVMBasicBlockRef next = LLVMGetNextBasicBlock(after);
+    return next ? LLVMInsertBasicBlockInContext(cg->ctx, next, name) : LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+LLVMBasicBlockRef cg_guard_begin(Cg *cg, LLVMValueRef cond, LLVMBasicBlockRef *join, const char *name) {
+    if (!cond) return NULL;
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef then = block_after(cg, from, arena_printf(cg->arena, "%s.then", name));
+    *join = block_after(cg, then, arena_printf(cg->arena, "%s.cont", name));
+    LLVMBuildCondBr(cg->b, cond, then, *join);
+    LLVMPositionBuilderAtEnd(cg->b, then);
+    return from;
+}
+
+LLVMBasicBlockRef cg_guard_end(Cg *cg, LLVMBasicBlockRef join) {
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
+    LLVMBuildBr(cg->b, join);
+    LLVMPositionBuilderAtEnd(cg->b, join);
+    return end;
+}

@@ -230,28 +230,10 @@ static bool setup_copy(Cg *cg, Op *op, Copy *c) {
     return true;
 }
 
-static LLVMValueRef idx64(Cg *cg, LLVMValueRef v, const Type *t) {
-    if (LLVMTypeOf(v) == cg->t_i64) return v;
-    return ir_type_is_unsigned(t) ? LLVMBuildZExt(cg->b, v, cg->t_i64, "") : LLVMBuildSExt(cg->b, v, cg->t_i64, "");
-}
-
 /* The global address of register r's element (as lower_memory.c forms it). */
 static LLVMValueRef src_address(Cg *cg, Copy *c, int r) {
     if (!c->view) return reg_of(c->ptr, r);
-    LLVMBuilderRef B = cg->b;
-    LLVMValueRef off = NULL;
-    for (int d = 0; d < c->rank; d++) {
-        LLVMValueRef i = reg_of(c->idx[d], r), s = c->vw->regs[1 + c->rank + d], t;
-        if (c->i32) {
-            if (LLVMTypeOf(i) != cg->t_i32) i = LLVMBuildTrunc(B, i, cg->t_i32, "");
-            t = LLVMBuildMul(B, i, LLVMBuildTrunc(B, s, cg->t_i32, ""), "");
-        } else {
-            t = LLVMBuildMul(B, idx64(cg, i, c->idx_t[d]), s, "");
-        }
-        off = off ? LLVMBuildAdd(B, off, t, "") : t;
-    }
-    /* not inbounds: masked-off lanes may form addresses outside the tensor (never read) */
-    return off ? LLVMBuildGEP2(B, c->lb->et, c->vw->regs[0], &off, 1, "") : c->vw->regs[0];
+    return cg_view_address(cg, c->vw, c->rank, c->idx, c->idx_t, c->i32, c->lb->et, r);
 }
 
 static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef x) { return acc ? LLVMBuildAnd(cg->b, acc, x, "") : x; }
@@ -259,19 +241,10 @@ static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef x) { return ac
 /* i1 "element of register r is read" (mask, view bounds), or NULL for always. */
 static LLVMValueRef read_cond(Cg *cg, Copy *c, int r) {
     LLVMValueRef cond = c->mask ? reg_of(c->mask, r) : NULL;
-    if (c->bounds)
-        for (int d = 0; d < c->rank; d++) {
-            LLVMValueRef i = idx64(cg, reg_of(c->idx[d], r), c->idx_t[d]);
-            cond = and_i1(cg, cond, LLVMBuildICmp(cg->b, LLVMIntULT, i, c->vw->regs[1 + d], "inb"));
-        }
+    if (c->bounds && c->rank > 0) cond = and_i1(cg, cond, cg_view_in_bounds(cg, c->vw, c->rank, c->idx, c->idx_t, r));
     return cond;
 }
 
-/* A new block right after the current one (the function reads in program order). */
-static LLVMBasicBlockRef block_after(Cg *cg, const char *name) {
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(cg->b), next = LLVMGetNextBasicBlock(cur);
-    return next ? LLVMInsertBasicBlockInContext(cg->ctx, next, name) : LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
-}
 
 /* Registers per copy: the vector width of the access, limited so that the shared-memory
  * destination of every group is aligned to the group (the tile's last dim must be the layout's
@@ -306,13 +279,7 @@ static bool lower_copy(Cg *cg, Op *op) {
         LLVMValueRef own = c.replicated ? cg_owner(cg, &c.rm, r0) : NULL;
         if (own && LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
         LLVMBasicBlockRef join = NULL;
-        if (own) { /* replicas copy nothing: the owner's copy fills the element */
-            LLVMBasicBlockRef then = block_after(cg, "cp.own");
-            join = block_after(cg, "cp.cont");
-            LLVMMoveBasicBlockAfter(join, then);
-            LLVMBuildCondBr(B, own, then, join);
-            LLVMPositionBuilderAtEnd(B, then);
-        }
+        cg_guard_begin(cg, own, &join, "cp.own"); /* replicas copy nothing: the owner's copy fills the element */
         if (async) {
             LLVMValueRef full = cg_i32(cg, v * eb);
             LLVMValueRef size = cond ? LLVMBuildSelect(B, cond, full, cg_i32(cg, 0), "cp.size") : full;
@@ -321,17 +288,11 @@ static bool lower_copy(Cg *cg, Op *op) {
             /* synchronous: a guarded load (0 where masked off), then a shared store */
             LLVMValueRef zero = LLVMConstNull(vt), val;
             if (cond) {
-                LLVMBasicBlockRef from = LLVMGetInsertBlock(B), then = block_after(cg, "cp.ld");
-                LLVMBasicBlockRef cont = block_after(cg, "cp.st");
-                LLVMMoveBasicBlockAfter(cont, then);
-                LLVMBuildCondBr(B, cond, then, cont);
-                LLVMPositionBuilderAtEnd(B, then);
+                LLVMBasicBlockRef cont, from = cg_guard_begin(cg, cond, &cont, "cp.ld");
                 cg->hooks->check_access(cg, src, (int)(v * eb), false);
                 LLVMValueRef ld = LLVMBuildLoad2(B, vt, src, "");
                 LLVMSetAlignment(ld, (unsigned)(v * eb));
-                LLVMBasicBlockRef end = LLVMGetInsertBlock(B);
-                LLVMBuildBr(B, cont);
-                LLVMPositionBuilderAtEnd(B, cont);
+                LLVMBasicBlockRef end = cg_guard_end(cg, cont);
                 val = LLVMBuildPhi(B, vt, "");
                 LLVMAddIncoming(val, (LLVMValueRef[]){ld, zero}, (LLVMBasicBlockRef[]){end, from}, 2);
             } else {
@@ -341,10 +302,7 @@ static bool lower_copy(Cg *cg, Op *op) {
             }
             cg_smem_store(cg, val, dst, (unsigned)(v * eb));
         }
-        if (own) {
-            LLVMBuildBr(B, join);
-            LLVMPositionBuilderAtEnd(B, join);
-        }
+        if (own) cg_guard_end(cg, join);
     }
     return !cg->failed;
 }

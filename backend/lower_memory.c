@@ -43,12 +43,6 @@ typedef struct Access {
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
 
 
-/* A new block right after `after`, so the function reads in program order. */
-static LLVMBasicBlockRef block_after(Cg *cg, LLVMBasicBlockRef after, const char *name) {
-    LLVMBasicBlockRef next = LLVMGetNextBasicBlock(after);
-    return next ? LLVMInsertBasicBlockInContext(cg->ctx, next, name) : LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
-}
-
 static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
 
 /* Operand i lowered, in the value's layout, with a.n registers. */
@@ -183,30 +177,45 @@ static bool setup(Cg *cg, Op *op, Access *a) {
     return true;
 }
 
+static LLVMValueRef reg_of(CgVal *v, int r) { return v->n == 1 ? v->regs[0] : v->regs[r]; }
+
 /* An index register widened to 64 bits by its signedness. */
 static LLVMValueRef idx64(Cg *cg, LLVMValueRef v, const Type *t) {
     if (LLVMTypeOf(v) == cg->t_i64) return v;
     return ir_type_is_unsigned(t) ? LLVMBuildZExt(cg->b, v, cg->t_i64, "") : LLVMBuildSExt(cg->b, v, cg->t_i64, "");
 }
 
-/* The address of register r's element. */
-static LLVMValueRef address(Cg *cg, Access *a, int r) {
-    if (!a->view) return a->ptr->regs[r];
+LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
+                             LLVMTypeRef et, int r) {
     LLVMBuilderRef B = cg->b;
     LLVMValueRef off = NULL;
-    for (int d = 0; d < a->rank; d++) {
-        LLVMValueRef i = a->idx[d]->regs[r], s = a->vw->regs[1 + a->rank + d], t;
-        if (a->i32) {
+    for (int d = 0; d < rank; d++) {
+        LLVMValueRef i = reg_of(idx[d], r), s = vw->regs[1 + rank + d], t;
+        if (i32) {
             if (LLVMTypeOf(i) != cg->t_i32) i = LLVMBuildTrunc(B, i, cg->t_i32, "");
             t = LLVMBuildMul(B, i, LLVMBuildTrunc(B, s, cg->t_i32, ""), "");
         } else {
-            t = LLVMBuildMul(B, idx64(cg, i, a->idx_t[d]), s, "");
+            t = LLVMBuildMul(B, idx64(cg, i, idx_t[d]), s, "");
         }
         off = off ? LLVMBuildAdd(B, off, t, "") : t;
     }
-    if (!off) return a->vw->regs[0];
-    /* not inbounds: masked-off lanes may form addresses outside the tensor (never accessed) */
-    return LLVMBuildGEP2(B, a->mt, a->vw->regs[0], &off, 1, "");
+    return off ? LLVMBuildGEP2(B, et, vw->regs[0], &off, 1, "") : vw->regs[0];
+}
+
+LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, int r) {
+    LLVMValueRef c = NULL;
+    for (int d = 0; d < rank; d++) {
+        LLVMValueRef i = idx64(cg, reg_of(idx[d], r), idx_t[d]);
+        LLVMValueRef in = LLVMBuildICmp(cg->b, LLVMIntULT, i, vw->regs[1 + d], "inb");
+        c = c ? LLVMBuildAnd(cg->b, c, in, "") : in;
+    }
+    return c;
+}
+
+/* The address of register r's element. */
+static LLVMValueRef address(Cg *cg, Access *a, int r) {
+    if (!a->view) return a->ptr->regs[r];
+    return cg_view_address(cg, a->vw, a->rank, a->idx, a->idx_t, a->i32, a->mt, r);
 }
 
 static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef c) {
@@ -218,37 +227,13 @@ static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef c) {
 static LLVMValueRef condition(Cg *cg, Access *a, int r) {
     LLVMValueRef c = NULL;
     if (a->mask) c = a->mask->regs[r];
-    if (a->bounds)
-        for (int d = 0; d < a->rank; d++) {
-            /* 0 <= i < size in one unsigned compare: a negative index becomes huge */
-            LLVMValueRef i = idx64(cg, a->idx[d]->regs[r], a->idx_t[d]);
-            c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntULT, i, a->vw->regs[1 + d], "inb"));
-        }
+    if (a->bounds && a->rank > 0) c = and_i1(cg, c, cg_view_in_bounds(cg, a->vw, a->rank, a->idx, a->idx_t, r));
     if (!a->load) {
         if (!a->tile) c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), ""));
         else if (a->replicated) c = and_i1(cg, c, cg_owner(cg, &a->rm, r));
     }
     if (c && LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) == 1) return NULL;
     return c;
-}
-
-/* Opens `if (cond)`: returns the block the branch leaves from (NULL when cond is NULL). */
-static LLVMBasicBlockRef guard_begin(Cg *cg, LLVMValueRef cond, LLVMBasicBlockRef *join) {
-    if (!cond) return NULL;
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
-    LLVMBasicBlockRef then = block_after(cg, from, "mem.then");
-    *join = block_after(cg, then, "mem.cont");
-    LLVMBuildCondBr(cg->b, cond, then, *join);
-    LLVMPositionBuilderAtEnd(cg->b, then);
-    return from;
-}
-
-/* Closes the guard; returns the block the guarded path ends in. */
-static LLVMBasicBlockRef guard_end(Cg *cg, LLVMBasicBlockRef join) {
-    LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
-    LLVMBuildBr(cg->b, join);
-    LLVMPositionBuilderAtEnd(cg->b, join);
-    return end;
 }
 
 static void check(Cg *cg, Access *a, LLVMValueRef p, int bytes, bool write) {
@@ -293,7 +278,7 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
                 out[r0 + k] = from_mem(cg, a, v > 1 ? LLVMBuildExtractElement(B, got, cg_i32(cg, k), "") : got);
             continue;
         }
-        LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
+        LLVMBasicBlockRef join = NULL, from = cg_guard_begin(cg, cond, &join, "mem");
         check(cg, a, p, v * a->bytes, false);
         LLVMValueRef ld;
         if (a->shared) {
@@ -309,7 +294,7 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
             for (int k = 0; k < v; k++) out[r0 + k] = got[k];
             continue;
         }
-        LLVMBasicBlockRef end = guard_end(cg, join);
+        LLVMBasicBlockRef end = cg_guard_end(cg, join);
         for (int k = 0; k < v; k++) {
             LLVMValueRef other = a->other ? a->other->regs[r0 + k] : zero;
             LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(got[k]), "");
@@ -334,7 +319,7 @@ static void lower_store(Cg *cg, Access *a) {
             continue;
         }
         LLVMBasicBlockRef join = NULL;
-        guard_begin(cg, cond, &join);
+        cg_guard_begin(cg, cond, &join, "mem");
         check(cg, a, p, v * a->bytes, true);
         if (a->shared) {
             cg_smem_store(cg, val, p, (unsigned)(v * a->bytes));
@@ -342,7 +327,7 @@ static void lower_store(Cg *cg, Access *a) {
             LLVMValueRef st = LLVMBuildStore(B, val, p);
             LLVMSetAlignment(st, (unsigned)(v * a->bytes));
         }
-        if (cond) guard_end(cg, join);
+        if (cond) cg_guard_end(cg, join);
     }
 }
 
@@ -372,9 +357,9 @@ static void share_old_values(Cg *cg, Access *a, LLVMValueRef *old) {
         if (LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
         LLVMValueRef p = a->tile ? LLVMBuildGEP2(B, a->mt, base, (LLVMValueRef[]){linear_index(cg, a, r)}, 1, "") : base;
         LLVMBasicBlockRef join = NULL;
-        guard_begin(cg, own, &join);
+        cg_guard_begin(cg, own, &join, "mem");
         cg_smem_store(cg, old[r], p, (unsigned)a->bytes);
-        if (own) guard_end(cg, join);
+        if (own) cg_guard_end(cg, join);
     }
     cg_barrier(cg);
     for (int r = 0; r < a->n; r++) {
@@ -388,14 +373,14 @@ static void lower_atomic(Cg *cg, Access *a, LLVMValueRef *out) {
     LLVMValueRef zero = LLVMConstNull(a->mt);
     for (int r = 0; r < a->n; r++) {
         LLVMValueRef p = address(cg, a, r), cond = condition(cg, a, r);
-        LLVMBasicBlockRef join = NULL, from = guard_begin(cg, cond, &join);
+        LLVMBasicBlockRef join = NULL, from = cg_guard_begin(cg, cond, &join, "mem");
         check(cg, a, p, a->bytes, true);
         LLVMValueRef old = cg->hooks->atomic_add(cg, p, a->value->regs[r]);
         if (!cond) {
             out[r] = old;
             continue;
         }
-        LLVMBasicBlockRef end = guard_end(cg, join);
+        LLVMBasicBlockRef end = cg_guard_end(cg, join);
         LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(old), "");
         LLVMValueRef vals[2] = {old, zero};
         LLVMBasicBlockRef bbs[2] = {end, from};

@@ -28,17 +28,6 @@ static LLVMValueRef element(Cg *cg, const Op *op, const CgLocalBuf *lb, int firs
     return off;
 }
 
-/* if (cond) { ... } around the access: returns the join block (the caller positions there after). */
-static LLVMBasicBlockRef guard(Cg *cg, LLVMValueRef cond, LLVMBasicBlockRef *body) {
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
-    *body = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "scratch.on");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "scratch.join");
-    LLVMBuildCondBr(cg->b, cond, *body, join);
-    LLVMPositionBuilderAtEnd(cg->b, *body);
-    (void)from;
-    return join;
-}
-
 static bool lower_gather(Cg *cg, Op *op, const CgLocalBuf *lb, const Type *vt, const LayoutRegMap *rm) {
     const Type *elem = ir_type_elem(vt);
     int n = rm ? rm->nregs : 1;
@@ -47,14 +36,11 @@ static bool lower_gather(Cg *cg, Op *op, const CgLocalBuf *lb, const Type *vt, c
     for (int r = 0; r < n; r++) {
         LLVMValueRef inb, off = element(cg, op, lb, 1, r, &inb);
         if (!off) return false;
-        LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b), on;
-        LLVMBasicBlockRef join = guard(cg, inb, &on);
+        LLVMBasicBlockRef join, from = cg_guard_begin(cg, inb, &join, "scratch");
         LLVMValueRef p = LLVMBuildGEP2(cg->b, lb->et, lb->base, &off, 1, "");
         LLVMValueRef v = cg_smem_load(cg, lb->et, p, 0);
         if (elem->kind == TY_I1) v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->t_i8, 0, 0), "");
-        LLVMBasicBlockRef on_end = LLVMGetInsertBlock(cg->b);
-        LLVMBuildBr(cg->b, join);
-        LLVMPositionBuilderAtEnd(cg->b, join);
+        LLVMBasicBlockRef on_end = cg_guard_end(cg, join);
         LLVMValueRef phi = LLVMBuildPhi(cg->b, rt, "scratch");
         LLVMValueRef vals[2] = {v, LLVMConstNull(rt)};
         LLVMBasicBlockRef blocks[2] = {on_end, from};
@@ -79,14 +65,13 @@ static bool lower_scatter(Cg *cg, Op *op, const CgLocalBuf *lb, const Type *vt, 
         LLVMValueRef cond = inb;
         if (!rm) cond = LLVMBuildAnd(cg->b, cond, LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), ""), "");
         else if (replicated) cond = LLVMBuildAnd(cg->b, cond, cg_owner(cg, rm, r), "");
-        LLVMBasicBlockRef on;
-        LLVMBasicBlockRef join = guard(cg, cond, &on);
+        LLVMBasicBlockRef join;
+        cg_guard_begin(cg, cond, &join, "scratch");
         LLVMValueRef v = val->regs[r];
         if (elem->kind == TY_I1) v = LLVMBuildZExt(cg->b, v, cg->t_i8, "");
         LLVMValueRef p = LLVMBuildGEP2(cg->b, lb->et, lb->base, &off, 1, "");
         cg_smem_store(cg, v, p, 0);
-        LLVMBuildBr(cg->b, join);
-        LLVMPositionBuilderAtEnd(cg->b, join);
+        cg_guard_end(cg, join);
     }
     return true;
 }
