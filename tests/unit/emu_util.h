@@ -121,16 +121,13 @@ static void *dev_alloc(size_t bytes) {
 /* The common start of an emulator test's main: seeds rng from TILEC_SEED or the clock (printed, so a
  * failure replays), skips when there is no C compiler to link kernels, checks that this program exports
  * the emulator entry `probe` (NULL: no check; needs _GNU_SOURCE for RTLD_DEFAULT), makes workdir
- * /tmp/NAME.XXXXXX. Returns -1 to go on, else the status main returns (0 skipped, 1 broken set-up). */
+ * /tmp/NAME.XXXXXX. Returns -1 to go on, else the status main returns (77 skipped, 1 broken set-up). */
 static inline int emu_test_begin(const char *name, const char *probe) {
     const char *seed = getenv("TILEC_SEED");
     rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
     if (!rng) rng = 1;
     printf("seed %" PRIu64 " (TILEC_SEED=%" PRIu64 " replays it)\n", rng, rng);
-    if (system("cc --version > /dev/null 2>&1") != 0) {
-        printf("SKIP: no C compiler (cc) to link the kernels\n");
-        return 0;
-    }
+    if (system("cc --version > /dev/null 2>&1") != 0) return check_skip("no C compiler (cc) to link the kernels");
 #ifdef RTLD_DEFAULT
     /* The kernels' tl_emu_* references resolve against this program (-rdynamic). */
     if (probe && !dlsym(RTLD_DEFAULT, probe)) {
