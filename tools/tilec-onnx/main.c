@@ -71,7 +71,7 @@ static int cmd_import(const char *path) {
     }
     IrModule *m = ir_module_new();
     DiagEngine *d = diag_new(stderr);
-    Func *f = onnx_import(m, d, path, bytes, len, NULL);
+    Func *f = onnx_import(m, d, path, bytes, len, NULL, true);
     int rc = 1;
     if (f) {
         StrBuf sb = {0};
