@@ -207,7 +207,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         const char *pipeline = opt->passes;
         if (is_onnx) {
             m = ir_module_new();
-            onnx_import(m, d, file, text, len, NULL);
+            onnx_import(m, d, file, text, len, NULL, opt->remarks);
         } else if (is_ir) {
             m = ir_parse(file, text, d);
         } else {

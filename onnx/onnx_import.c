@@ -122,8 +122,9 @@ Value *ox_input(OnnxImport *x, int i) {
     OxValue *e = find_val(x, name);
     if (e && e->v) return e->v;
     if (e && e->tsrc) return ox_error(x, "%s", e->why);
-    if (e) return ox_error(x, "unsupported input: %s input '%s' is computed at import time (shape arithmetic), "
-                              "not a tensor", x->op, name);
+    if (e) return ox_error(x, "unsupported input: %s input '%s' is folded at import time (shape arithmetic, Cast, "
+                              "ConstantOfShape, Range of constants): it can feed shapes, axes and bounds, not a tensor",
+                           x->op, name);
     const OnnxConst *c = onnx_model_const(x->model, name);
     if (c) return param_value(x, c, names_of(x));
     return ox_error(x, "malformed model: %s input '%s' is not defined before its use", x->op, name);
@@ -388,7 +389,7 @@ static bool import_node(OnnxImport *x, int index) {
 }
 
 Func *onnx_import(IrModule *m, DiagEngine *d, const char *path, const void *bytes, size_t len,
-                  const char *graph_name) {
+                  const char *graph_name, bool remarks) {
     const char *file = diag_intern(d, path ? path : "model.onnx");
     char err[256];
     OnnxModel *model = onnx_model_load(bytes, len, err, sizeof err);
@@ -404,6 +405,7 @@ Func *onnx_import(IrModule *m, DiagEngine *d, const char *path, const void *byte
     x->file = file;
     x->model = model;
     x->opset = model->opset;
+    x->remarks = remarks;
     x->loc = srcloc(file, 0, 0, 0);
 
     char gname[128];

@@ -20,10 +20,11 @@
 #include "../support/diag.h"
 
 /* Imports the model in bytes[0..len) (read from `path`, used in messages) into m as a FUNC_GRAPH named
- * graph_name (NULL: the sanitised ONNX graph name, or "model" when empty). Returns the function, or NULL
- * after reporting errors to d (nothing is left in m). */
+ * graph_name (NULL: the sanitised ONNX graph name, or "model" when empty). remarks: report the import's
+ * folding decisions that change values (a float64 constant rounded to float32) as remarks. Returns the
+ * function, or NULL after reporting errors to d (nothing is left in m). */
 Func *onnx_import(IrModule *m, DiagEngine *d, const char *path, const void *bytes, size_t len,
-                  const char *graph_name);
+                  const char *graph_name, bool remarks);
 
 /* Writes into out (size cap, NUL-terminated, truncated if needed) the identifier the importer uses for
  * ONNX name `name`: [A-Za-z0-9_] kept, every other byte becomes '_', a leading digit or an empty name gets

@@ -27,6 +27,7 @@ typedef struct OnnxImport {
     const char *file;      /* interned model path, for locations */
     const OnnxModel *model;
     int64_t opset;
+    bool remarks;          /* report value-changing folds (onnx_import's remarks) */
     OxValue *vals;
     int nvals, capvals;
     /* the node being imported */

@@ -37,21 +37,73 @@ static bool known(OnnxImport *x, int i) {
 }
 
 /* A new int64 tensor of the given shape (data zeroed); false (after an error) when out of memory. */
+static bool new_tensor(OnnxImport *x, OnnxTensor *t, int dtype, int rank, const int64_t *dims);
 static bool new_i64(OnnxImport *x, OnnxTensor *t, int rank, const int64_t *dims) {
+    return new_tensor(x, t, ONNX_DT_INT64, rank, dims);
+}
+
+static void set_i64(OnnxTensor *t, size_t i, int64_t v) { memcpy((char *)t->data + 8 * i, &v, 8); }
+
+/* Input i's value when it is known at import time (a decoded model constant or a folded value) of any
+ * numeric dtype, else NULL (no error). */
+static const OnnxTensor *any_const(OnnxImport *x, int i) {
+    if (!ox_has_input(x, i)) return NULL;
+    const char *name = x->node->input[i];
+    for (int k = x->nvals - 1; k >= 0; k--)
+        if (strcmp(x->vals[k].onnx_name, name) == 0)
+            return x->vals[k].v || x->vals[k].tsrc ? NULL : &x->vals[k].folded;
+    const OnnxConst *c = onnx_model_const(x->model, name);
+    return c && c->ok ? &c->t : NULL;
+}
+
+/* Integer dtypes (and bool): folded values of these are stored as int64. */
+static bool is_int_dtype(int dt) {
+    return dt == ONNX_DT_INT64 || dt == ONNX_DT_INT32 || dt == ONNX_DT_INT16 || dt == ONNX_DT_INT8 ||
+           dt == ONNX_DT_UINT64 || dt == ONNX_DT_UINT32 || dt == ONNX_DT_UINT16 || dt == ONNX_DT_UINT8 ||
+           dt == ONNX_DT_BOOL;
+}
+
+/* Folded values are at most this many elements (they are host arrays made at import time). */
+#define FOLD_MAX_ELEMS ((size_t)1 << 24)
+
+/* A new tensor of dtype (int64, or a float type) and the given shape, data zeroed; false (after an
+ * error) when too large or out of memory. */
+static bool new_tensor(OnnxImport *x, OnnxTensor *t, int dtype, int rank, const int64_t *dims) {
     memset(t, 0, sizeof *t);
-    t->dtype = ONNX_DT_INT64;
+    t->dtype = dtype;
     t->rank = rank;
     t->numel = 1;
     for (int i = 0; i < rank; i++) {
         t->dims[i] = dims[i];
+        if (dims[i] < 0 || (dims[i] && t->numel > FOLD_MAX_ELEMS / (size_t)dims[i])) {
+            ox_error(x, "unsupported shape: %s folds a tensor of more than %zu elements at import time", x->op,
+                     FOLD_MAX_ELEMS);
+            return false;
+        }
         t->numel *= (size_t)dims[i];
     }
-    t->data = calloc(t->numel ? t->numel : 1, 8);
+    t->data = calloc(t->numel ? t->numel : 1, onnx_dtype_size(dtype));
     if (!t->data) ox_error(x, "out of memory");
     return t->data != NULL;
 }
 
-static void set_i64(OnnxTensor *t, size_t i, int64_t v) { memcpy((char *)t->data + 8 * i, &v, 8); }
+/* Stores v as element i of a float tensor (float32, float64, float16, bfloat16), rounding to nearest;
+ * returns whether v was exactly representable. */
+static bool set_float(OnnxTensor *t, size_t i, double v) {
+    char *p = (char *)t->data;
+    if (t->dtype == ONNX_DT_DOUBLE) {
+        memcpy(p + 8 * i, &v, 8);
+        return true;
+    }
+    float f = (float)v;
+    if (t->dtype == ONNX_DT_FLOAT) {
+        memcpy(p + 4 * i, &f, 4);
+        return (double)f == v || isnan(v);
+    }
+    uint16_t h = t->dtype == ONNX_DT_FLOAT16 ? onnx_f32_to_f16(f) : onnx_f32_to_bf16(f);
+    memcpy(p + 2 * i, &h, 2);
+    return onnx_tensor_get_f64(t, i) == v || isnan(v);
+}
 
 /* Normalises an axis in [-rank, rank) (or [-rank, rank] with extra = 1); -1 after an error. */
 static int norm_axis(OnnxImport *x, int64_t axis, int rank, int extra, const char *what) {
@@ -787,19 +839,57 @@ static void op_dropout(OnnxImport *x) {
     pass_through(x);
 }
 
+/* Cast of a constant, folded: to an integer type (stored as int64; floats truncate toward zero) or to a
+ * float type (rounded to nearest; a remark when a value changes, e.g. a float64 bound of Clip). */
+static void fold_cast(OnnxImport *x, const OnnxTensor *t, int64_t to) {
+    char buf[32], from[32];
+    bool to_int = is_int_dtype((int)to);
+    bool to_float = to == ONNX_DT_FLOAT || to == ONNX_DT_DOUBLE || to == ONNX_DT_FLOAT16 || to == ONNX_DT_BFLOAT16;
+    if (!to_int && !to_float) {
+        ox_error(x, "unsupported dtype: Cast of a constant to %s", onnx_dtype_describe((int)to, buf, sizeof buf));
+        return;
+    }
+    if (!is_int_dtype(t->dtype) && !is_float_dtype(t->dtype)) {
+        ox_error(x, "unsupported dtype: Cast of a %s constant", onnx_dtype_describe(t->dtype, buf, sizeof buf));
+        return;
+    }
+    OnnxTensor c;
+    if (!new_tensor(x, &c, to_int ? ONNX_DT_INT64 : (int)to, t->rank, t->dims)) return;
+    size_t inexact = 0, first = 0;
+    for (size_t i = 0; i < t->numel; i++) {
+        if (to_int && is_int_dtype(t->dtype)) {
+            int64_t v = onnx_tensor_get_i64(t, i);
+            set_i64(&c, i, to == ONNX_DT_BOOL ? v != 0 : v);
+            continue;
+        }
+        double v = onnx_tensor_get_f64(t, i);
+        if (to_int && !(v > -9.2e18 && v < 9.2e18)) {
+            onnx_tensor_free(&c);
+            ox_error(x, "unsupported input: Cast of %g to %s (out of its range)", v,
+                     onnx_dtype_describe((int)to, buf, sizeof buf));
+            return;
+        }
+        if (to_int) set_i64(&c, i, to == ONNX_DT_BOOL ? v != 0 : (int64_t)v);
+        else if (!set_float(&c, i, v) && inexact++ == 0) first = i;
+    }
+    if (inexact && x->remarks)
+        diag_remark(x->d, x->loc, "Cast of the %s constant '%s' to %s rounds %zu of its %zu values (the first: %.17g "
+                    "becomes %.9g)", onnx_dtype_describe(t->dtype, from, sizeof from), x->node->input[0],
+                    onnx_dtype_describe((int)to, buf, sizeof buf), inexact, t->numel, onnx_tensor_get_f64(t, first),
+                    onnx_tensor_get_f64(&c, first));
+    ox_set_folded(x, 0, &c);
+}
+
 static void op_cast(OnnxImport *x) {
     int64_t to = ox_attr_int(x, "to", 0);
     char buf[32];
-    const OnnxTensor *t = int_const(x, 0);
-    if (t) { /* shape arithmetic: integer to integer */
-        if (to != ONNX_DT_INT64 && to != ONNX_DT_INT32) {
-            ox_error(x, "unsupported dtype: Cast of an integer constant to %s", onnx_dtype_describe((int)to, buf, sizeof buf));
-            return;
-        }
-        OnnxTensor c;
-        if (!new_i64(x, &c, t->rank, t->dims)) return;
-        for (size_t i = 0; i < t->numel; i++) set_i64(&c, i, onnx_tensor_get_i64(t, i));
-        ox_set_folded(x, 0, &c);
+    /* A constant is folded, except a weight cast to its own type, which stays a tensor (a param). */
+    const OnnxTensor *t = any_const(x, 0);
+    const OnnxConst *mc = t ? onnx_model_const(x->model, x->node->input[0]) : NULL;
+    bool weight = mc && t == &mc->t && t->dtype == to &&
+                  (to == ONNX_DT_FLOAT || to == ONNX_DT_FLOAT16 || to == ONNX_DT_BFLOAT16);
+    if (t && !weight) {
+        fold_cast(x, t, to);
         return;
     }
     Value *v = ox_input(x, 0);
@@ -813,11 +903,82 @@ static void op_cast(OnnxImport *x) {
     ox_set_output(x, 0, v);
 }
 
+/* ConstantOfShape: the `value` attribute's one element (default float32 0) repeated over the shape. */
+static void op_constant_of_shape(OnnxImport *x) {
+    int64_t shape[ONNX_MAX_RANK];
+    int n = ox_const_ints(x, 0, "shape", shape, ONNX_MAX_RANK);
+    if (n < 0) return;
+    OnnxTensor val;
+    static const float zero = 0;
+    const Onnx__AttributeProto *a = ox_attr(x, "value");
+    char err[160];
+    if (a && a->t) {
+        if (!onnx_tensor_decode(a->t, &val, err, sizeof err)) {
+            ox_error(x, "%s (ConstantOfShape value)", err);
+            return;
+        }
+    } else {
+        memset(&val, 0, sizeof val);
+        val.dtype = ONNX_DT_FLOAT;
+        val.numel = 1;
+        val.data = (void *)&zero; /* borrowed: not freed below */
+    }
+    size_t es = onnx_dtype_size(val.dtype);
+    OnnxTensor t;
+    if (val.numel != 1 || es == 0) {
+        ox_error(x, "malformed model: ConstantOfShape value has %zu elements", val.numel);
+    } else if (new_tensor(x, &t, val.dtype, n, shape)) {
+        for (size_t i = 0; i < t.numel; i++) memcpy((char *)t.data + es * i, val.data, es);
+        ox_set_folded(x, 0, &t);
+    }
+    if (val.data != &zero) onnx_tensor_free(&val);
+}
+
+/* Range(start, limit, delta) of scalar constants: ceil((limit - start) / delta) values (at least 0). */
+static void op_range(OnnxImport *x) {
+    static const char *what[3] = {"start", "limit", "delta"};
+    const OnnxTensor *in[3];
+    for (int i = 0; i < 3; i++) {
+        if (!(in[i] = ox_const_input(x, i, what[i]))) return;
+        if (in[i]->numel != 1) {
+            ox_error(x, "malformed model: Range %s has %zu values", what[i], in[i]->numel);
+            return;
+        }
+    }
+    bool ints = is_int_dtype(in[0]->dtype);
+    int64_t n;
+    if (ints) {
+        int64_t s0 = onnx_tensor_get_i64(in[0], 0), l = onnx_tensor_get_i64(in[1], 0), d = onnx_tensor_get_i64(in[2], 0);
+        if (d == 0) {
+            ox_error(x, "malformed model: Range delta is 0");
+            return;
+        }
+        double q = ceil(((double)l - (double)s0) / (double)d);
+        n = q > 0 ? (int64_t)fmin(q, 9e15) : 0;
+    } else {
+        double s0 = onnx_tensor_get_f64(in[0], 0), l = onnx_tensor_get_f64(in[1], 0), d = onnx_tensor_get_f64(in[2], 0);
+        double q = ceil((l - s0) / d);
+        if (d == 0 || isnan(q)) {
+            ox_error(x, "malformed model: Range(%g, %g, %g)", s0, l, d);
+            return;
+        }
+        n = q > 0 ? (int64_t)fmin(q, 9e15) : 0;
+    }
+    OnnxTensor t;
+    if (!new_tensor(x, &t, ints ? ONNX_DT_INT64 : in[0]->dtype, 1, &n)) return;
+    for (int64_t i = 0; i < n; i++) {
+        if (ints) set_i64(&t, (size_t)i, onnx_tensor_get_i64(in[0], 0) + i * onnx_tensor_get_i64(in[2], 0));
+        else set_float(&t, (size_t)i, onnx_tensor_get_f64(in[0], 0) + (double)i * onnx_tensor_get_f64(in[2], 0));
+    }
+    ox_set_folded(x, 0, &t);
+}
+
 static void op_shape(OnnxImport *x) {
-    Value *v = ox_input(x, 0);
-    if (!v) return;
-    int r = ox_rank(v);
-    if (!ox_static(v)) {
+    const OnnxTensor *c = any_const(x, 0);
+    Value *v = c ? NULL : ox_input(x, 0);
+    if (!c && !v) return;
+    int r = c ? c->rank : ox_rank(v);
+    if (v && !ox_static(v)) {
         ox_error(x, "unsupported shape: Shape of a tensor with symbolic dims");
         return;
     }
@@ -829,7 +990,7 @@ static void op_shape(OnnxImport *x) {
     int64_t n = end - start;
     OnnxTensor t;
     if (!new_i64(x, &t, 1, &n)) return;
-    for (int64_t i = 0; i < n; i++) set_i64(&t, (size_t)i, ox_dim(v, (int)(start + i)));
+    for (int64_t i = 0; i < n; i++) set_i64(&t, (size_t)i, c ? c->dims[start + i] : ox_dim(v, (int)(start + i)));
     ox_set_folded(x, 0, &t);
 }
 
@@ -893,6 +1054,7 @@ static const OpEntry ops[] = {
     {"Cast", op_cast, "to saturate"},
     {"Clip", op_clip, "consumed_inputs max min"},
     {"Concat", op_concat, "axis"},
+    {"ConstantOfShape", op_constant_of_shape, "value"},
     {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
     {"Div", op_div, "broadcast axis consumed_inputs"},
     {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
@@ -914,6 +1076,7 @@ static const OpEntry ops[] = {
     {"Neg", op_neg, "consumed_inputs"},
     {"Pow", op_pow, "broadcast axis"},
     {"PRelu", op_prelu, "consumed_inputs"},
+    {"Range", op_range, ""},
     {"ReduceMax", op_reduce_max, "axes keepdims noop_with_empty_axes"},
     {"ReduceMean", op_reduce_mean, "axes keepdims noop_with_empty_axes"},
     {"ReduceMin", op_reduce_min, "axes keepdims noop_with_empty_axes"},

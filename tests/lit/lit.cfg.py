@@ -17,6 +17,9 @@ lit_config.load_config(config, site)
 config.test_exec_root = os.path.join(config.tilec_build_dir, "tests", "lit")
 
 config.substitutions.append(("%expect-exit", "sh " + os.path.join(os.path.dirname(__file__), "Inputs", "expect-exit.sh")))
+# %tilec-onnx before %tilec (lit substitutes in list order).
+config.substitutions.append(("%tilec-onnx", os.path.join(config.tilec_bin_dir, "tilec-onnx")))
+config.substitutions.append(("%onnx-models", os.path.join(config.tilec_src_dir, "tests", "onnx", "models")))
 config.substitutions.append(("%tilec", os.path.join(config.tilec_bin_dir, "tilec")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.substitutions.append(("FileCheck", config.filecheck))

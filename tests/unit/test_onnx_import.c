@@ -294,7 +294,7 @@ static Imported import_bytes(const void *bytes, size_t len) {
     FILE *df = open_memstream(&r.diags, &dl);
     DiagEngine *d = diag_new(df);
     IrModule *m = ir_module_new();
-    Func *f = onnx_import(m, d, "t.onnx", bytes, len, NULL);
+    Func *f = onnx_import(m, d, "t.onnx", bytes, len, NULL, false);
     r.ok = f != NULL;
     CHECK(r.ok == (diag_error_count(d) == 0));
     StrBuf sb = {0};

@@ -219,6 +219,9 @@ static void print_case(const SuiteOptions *o, const Case *c) {
                    r->launches, r->compared, r->max_abs, r->max_rel);
     } else if (r->status == CASE_SKIP) {
         if (!o->quiet || c->must) printf("SKIP %s%s: %s\n", c->name, must, r->reason);
+    } else if (r->failed_outputs > 1) {
+        printf("FAIL %s%s: %s (%d outputs failed in %d data sets, %ld elements outside the limit in all)\n", c->name,
+               must, r->reason, r->failed_outputs, r->sets, r->bad);
     } else {
         printf("FAIL %s%s: %s\n", c->name, must, r->reason);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tilec/tilec.h"
+#include "tilec/tilec_cli.h"
 
 static void usage(FILE *f) {
     fputs("usage: tilec FILE [options]\n"
@@ -24,46 +25,12 @@ static void usage(FILE *f) {
           "                         kernel metadata alone, with the execution plans of graphs) or\n"
           "                         plan (the graphs' execution plans alone, docs/graphs.md) or\n"
           "                         dot (Graphviz of the graphs after fusion, a cluster per kernel)\n"
-          "  --target=nvptx|host    code generation target (default nvptx)\n"
-          "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
-          "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
-          "  -lineinfo              PTX .loc lines back to the .tile source (optimised code)\n"
-          "  -g                     full debug info (a debug build of the kernel)\n"
-          "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
-          "  --num-stages=N         cp.async pipeline stages of loops that feed dot, 1..8 (default 3;\n"
-          "                         1 = off; a kernel's num_stages attribute wins)\n"
-          "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
-          "  --f32-dot=ieee|tf32    precision of f32 dots that do not choose one (dot(..., tf32=)):\n"
-          "                         tf32 runs them on tensor cores; default ieee; either value also\n"
-          "                         sets the std conv2d and matmul of graphs\n"
-          "  --wgmma                f16/bf16 dots on wgmma.mma_async (sm_90a and the host emulator;\n"
-          "                         opt-in: checked against the emulator only, docs/tensor-cores.md 5)\n"
-          "  --remarks              one remark per code generation, folding and fusion decision\n"
-          "                         (to stderr)\n"
-          "  --no-fuse              one kernel per graph op (no `group`s); with --no-fold-bn, the\n"
-          "                         unfused baseline. --emit=ir prints graphs after the passes\n"
-          "  --no-fold-bn           keep batch_norm ops (no folding into the conv weights)\n"
-          "  --print-graph          print each graph before and after fold-bn and fuse, with the\n"
-          "                         kernel counts (to stderr)\n"
-          "  --report=traffic       per kernel: DRAM bytes read and written, FLOPs and the roofline\n"
-          "                         floor on the --mcpu's GPUs, fused vs unfused (to stderr)\n"
-          "  --dims N=32,C=64,...   shape symbol values for --report=traffic\n"
-          "  --cache-dir=DIR        reuse llvm/ptx/obj/so/meta outputs from the compile cache in DIR\n"
-          "                         (default $TILEC_CACHE_DIR; empty: no cache). A cached result\n"
-          "                         prints no warnings or remarks\n"
-          "  -D NAME=VALUE          set a const parameter (integer, float, true/false, or a dtype)\n"
-          "  --kernel=NAME          compile only this kernel or graph\n"
+          "  --target=nvptx|host    code generation target (default nvptx)\n",
+          f);
+    tl_cli_usage(f);
+    fputs("  --kernel=NAME          compile only this kernel or graph\n"
           "  --input=tile|ir|onnx   override the input kind guessed from the file name (*.tir: ir,\n"
           "                         *.onnx: onnx, anything else: tile)\n"
-          "  --passes=P1,P2,...     run exactly these passes (empty: none). Default: the standard\n"
-          "                         pipeline for .tile input, no passes for .tir input\n"
-          "  --disable-pass=P,...   skip these passes\n"
-          "  --print-before=P,...   print the IR before these passes (to stderr)\n"
-          "  --print-after=P,...    print the IR after these passes (to stderr)\n"
-          "  --print-after-all      print the IR after every pass (to stderr)\n"
-          "  --print-loc            print source locations loc(\"file\":line:col) in the IR\n"
-          "  --time-passes          print the wall time of each pass (to stderr)\n"
-          "  --no-verify            do not run the IR verifier after each pass\n"
           "  --run-interp           run a kernel in the reference interpreter and print what it\n"
           "                         printed (print(...) in the kernel), then its buffers:\n"
           "    --kernel=NAME          the kernel to run (default: the only one)\n"
@@ -129,11 +96,9 @@ static int write_atomically(const char *path, const char *data, size_t len) {
     return ok ? 0 : -1;
 }
 
+/* tilec's own options (the compile options are tilec_cli.h's). */
 enum {
-    OPT_EMIT = 256, OPT_PASSES, OPT_DISABLE, OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL,
-    OPT_PRINT_LOC, OPT_TIME, OPT_NO_VERIFY, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT,
-    OPT_TARGET, OPT_MCPU, OPT_LINEINFO, OPT_NUM_WARPS, OPT_NUM_STAGES, OPT_FMA, OPT_F32_DOT, OPT_WGMMA, OPT_REMARKS,
-    OPT_CACHE_DIR, OPT_NO_FUSE, OPT_NO_FOLD_BN, OPT_PRINT_GRAPH, OPT_REPORT, OPT_DIMS,
+    OPT_EMIT = TL_CLI_LAST + 1, OPT_LIST, OPT_HELP, OPT_VERSION, OPT_KERNEL, OPT_INPUT, OPT_TARGET,
     OPT_RUN_INTERP, OPT_GRID, OPT_ARG, OPT_SEED, OPT_DUMP,
 };
 
@@ -153,47 +118,15 @@ static bool parse_grid(const char *s, unsigned grid[3]) {
     return false;
 }
 
-/* Parses a whole decimal int in [lo, hi]. */
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 int main(int argc, char **argv) {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"emit", required_argument, 0, OPT_EMIT},
-        {"passes", required_argument, 0, OPT_PASSES},
-        {"disable-pass", required_argument, 0, OPT_DISABLE},
-        {"print-before", required_argument, 0, OPT_PRINT_BEFORE},
-        {"print-after", required_argument, 0, OPT_PRINT_AFTER},
-        {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
-        {"print-loc", no_argument, 0, OPT_PRINT_LOC},
-        {"time-passes", no_argument, 0, OPT_TIME},
-        {"no-verify", no_argument, 0, OPT_NO_VERIFY},
         {"list-passes", no_argument, 0, OPT_LIST},
         {"kernel", required_argument, 0, OPT_KERNEL},
         {"input", required_argument, 0, OPT_INPUT},
         {"help", no_argument, 0, OPT_HELP},
         {"version", no_argument, 0, OPT_VERSION},
         {"target", required_argument, 0, OPT_TARGET},
-        {"mcpu", required_argument, 0, OPT_MCPU},
-        {"lineinfo", no_argument, 0, OPT_LINEINFO},
-        {"num-warps", required_argument, 0, OPT_NUM_WARPS},
-        {"num-stages", required_argument, 0, OPT_NUM_STAGES},
-        {"fma", required_argument, 0, OPT_FMA},
-        {"f32-dot", required_argument, 0, OPT_F32_DOT},
-        {"wgmma", no_argument, 0, OPT_WGMMA},
-        {"remarks", no_argument, 0, OPT_REMARKS},
-        {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
-        {"no-fuse", no_argument, 0, OPT_NO_FUSE},
-        {"no-fold-bn", no_argument, 0, OPT_NO_FOLD_BN},
-        {"print-graph", no_argument, 0, OPT_PRINT_GRAPH},
-        {"report", required_argument, 0, OPT_REPORT},
-        {"dims", required_argument, 0, OPT_DIMS},
         {"run-interp", no_argument, 0, OPT_RUN_INTERP},
         {"grid", required_argument, 0, OPT_GRID},
         {"arg", required_argument, 0, OPT_ARG},
@@ -201,6 +134,11 @@ int main(int argc, char **argv) {
         {"dump", required_argument, 0, OPT_DUMP},
         {0, 0, 0, 0},
     };
+    struct option longopts[TL_CLI_MAX_LONG + sizeof own / sizeof own[0]];
+    char shortopts[TL_CLI_MAX_SHORT + 8] = ":";
+    int nlong = tl_cli_options(longopts, shortopts + 1);
+    memcpy(longopts + nlong, own, sizeof own);
+    strcat(shortopts, "o:h");
     TlCompileOptions opt;
     tl_options_init(&opt);
     const char *outpath = NULL;
@@ -215,24 +153,17 @@ int main(int argc, char **argv) {
     ro.args = run_args;
     ro.dump = run_dump;
 
-    /* nvcc spells it -lineinfo with one dash; getopt would read that as -l -i -n ... */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "-lineinfo")) argv[i] = "--lineinfo";
+    tl_cli_prepare_argv(argc, argv);
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:D:O:gh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        int applied = tl_cli_apply(c, optarg, &opt, defs, &ndefs, "tilec", stderr);
+        if (applied < 0) {
+            free(defs);
+            return TL_ERR_USAGE;
+        }
+        if (applied) continue;
         switch (c) {
         case 'o': outpath = optarg; break;
-        case 'D': {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1]) {
-                fprintf(stderr, "tilec: error: -D expects NAME=VALUE, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            *eq = 0;
-            defs[ndefs++] = (TlDefine){optarg, eq + 1};
-            break;
-        }
         case OPT_EMIT:
             emit_set = true;
             if (!strcmp(optarg, "tokens")) opt.emit = TL_EMIT_TOKENS;
@@ -261,14 +192,6 @@ int main(int argc, char **argv) {
                 return TL_ERR_USAGE;
             }
             break;
-        case OPT_PASSES: opt.passes = optarg; break;
-        case OPT_DISABLE: opt.disable_passes = optarg; break;
-        case OPT_PRINT_BEFORE: opt.print_before = optarg; break;
-        case OPT_PRINT_AFTER: opt.print_after = optarg; break;
-        case OPT_PRINT_AFTER_ALL: opt.print_after_all = true; break;
-        case OPT_PRINT_LOC: opt.print_locations = true; break;
-        case OPT_TIME: opt.time_passes = true; break;
-        case OPT_NO_VERIFY: opt.verify_each = false; break;
         case OPT_KERNEL: opt.only = optarg; break;
         case OPT_TARGET:
             if (!strcmp(optarg, "nvptx")) opt.target = TL_TARGET_NVPTX;
@@ -279,63 +202,6 @@ int main(int argc, char **argv) {
                 return TL_ERR_USAGE;
             }
             break;
-        case OPT_MCPU: opt.mcpu = optarg; break; /* checked by tl_compile against the target */
-        case 'O':
-            if (!parse_int(optarg, 0, 3, &opt.opt_level)) {
-                fprintf(stderr, "tilec: error: -O expects 0, 1, 2 or 3, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            break;
-        case 'g': opt.debug = 2; break;
-        case OPT_LINEINFO: opt.debug = 1; break;
-        case OPT_NUM_WARPS:
-            if (!parse_int(optarg, 1, 32, &opt.num_warps) || (opt.num_warps & (opt.num_warps - 1))) {
-                fprintf(stderr, "tilec: error: --num-warps expects a power of two from 1 to 32, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            break;
-        case OPT_NUM_STAGES:
-            if (!parse_int(optarg, 1, 8, &opt.num_stages)) {
-                fprintf(stderr, "tilec: error: --num-stages expects an integer from 1 to 8, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            break;
-        case OPT_FMA:
-            if (!strcmp(optarg, "on")) opt.fma = true;
-            else if (!strcmp(optarg, "off")) opt.fma = false;
-            else {
-                fprintf(stderr, "tilec: error: --fma expects on or off, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            break;
-        case OPT_F32_DOT:
-            if (!strcmp(optarg, "ieee")) opt.f32_dot = TL_F32_DOT_IEEE;
-            else if (!strcmp(optarg, "tf32")) opt.f32_dot = TL_F32_DOT_TF32;
-            else {
-                fprintf(stderr, "tilec: error: --f32-dot expects ieee or tf32, got '%s'\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            break;
-        case OPT_WGMMA: opt.wgmma = true; break;
-        case OPT_REMARKS: opt.remarks = true; break;
-        case OPT_CACHE_DIR: opt.cache_dir = optarg; break;
-        case OPT_NO_FUSE: opt.no_fuse = true; break;
-        case OPT_NO_FOLD_BN: opt.no_fold_bn = true; break;
-        case OPT_PRINT_GRAPH: opt.print_graph = true; break;
-        case OPT_REPORT:
-            if (strcmp(optarg, "traffic") != 0) {
-                fprintf(stderr, "tilec: error: unknown --report kind '%s' (expected traffic)\n", optarg);
-                free(defs);
-                return TL_ERR_USAGE;
-            }
-            opt.report_traffic = true;
-            break;
-        case OPT_DIMS: opt.dims = optarg; break;
         case OPT_RUN_INTERP: run = true; break;
         case OPT_GRID:
             run_opts = true;
@@ -401,8 +267,6 @@ int main(int argc, char **argv) {
         return TL_ERR_USAGE;
     }
     ro.kernel = opt.only;
-    opt.defines = defs;
-    opt.ndefines = ndefs;
     /* --cache-dir wins over TILEC_CACHE_DIR; an empty value of either means no cache. */
     if (!opt.cache_dir) opt.cache_dir = getenv("TILEC_CACHE_DIR");
     if (opt.cache_dir && !*opt.cache_dir) opt.cache_dir = NULL;
