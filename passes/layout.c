@@ -64,7 +64,7 @@ typedef struct LayoutPass {
     int errors;
     bool changed;
     bool remarks;        /* PassContext.remarks: one remark per dot (mma.sync or why not) */
-    bool wgmma;          /* --wgmma in effect: PassContext.wgmma on sm_90a or the host */
+    bool wgmma;          /* --wgmma in effect: PassContext.wgmma on a target with wgmma */
 } LayoutPass;
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
@@ -607,7 +607,7 @@ static bool layout_kernel(IrModule *m, Func *f, PassContext *ctx) {
     int nw = kernel_num_warps(f, ctx);
     if (!nw) return false;
     LayoutPass p = {.m = m, .f = f, .d = ctx->diag, .tmp = arena_new(), .num_warps = nw, .remarks = ctx->remarks,
-                    .wgmma = ctx->wgmma && (!ctx->mcpu || !strcmp(ctx->mcpu, "sm_90a"))};
+                    .wgmma = ctx->wgmma && pass_target(ctx)->wgmma};
     const Attr *a = ir_func_attr(f, "num_warps");
     if (!a) {
         ir_func_set_attr(m, f, "num_warps", ir_attr_int(m, nw));

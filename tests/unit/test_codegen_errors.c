@@ -22,7 +22,7 @@ static bool compile(const char *text, BeTargetKind target, BeEmitKind emit, char
     IrModule *m = ir_parse("t.tir", text, d);
     bool ok = false;
     if (m) {
-        BeOptions opt = {.target = target, .mcpu = target == BE_TARGET_NVPTX ? "sm_90" : NULL, .opt_level = 2};
+        BeOptions opt = {.target = target, .tgt = target == BE_TARGET_NVPTX ? tgt_find("sm_90") : NULL, .opt_level = 2};
         ok = be_compile(m, &opt, emit, d, out);
         ir_module_free(m);
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "support/targets.h"
 #include "tilec/tilec.h"
 
 static void usage(FILE *f) {
@@ -24,9 +25,13 @@ static void usage(FILE *f) {
           "                         kernel metadata alone, with the execution plans of graphs) or\n"
           "                         plan (the graphs' execution plans alone, docs/graphs.md) or\n"
           "                         dot (Graphviz of the graphs after fusion, a cluster per kernel)\n"
-          "  --target=nvptx|host    code generation target (default nvptx)\n"
-          "  --mcpu=SM              sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
-          "  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
+          "  --target=nvptx|host    code generation target (default nvptx)\n",
+          f);
+    /* The targets come from the targets table (support/targets.def). */
+    char wgmma[64];
+    tgt_nvptx_list(wgmma, sizeof wgmma, true);
+    fprintf(f, "  --mcpu=SM              %s (default %s)\n", tgt_nvptx_names(), tgt_default()->name);
+    fputs("  -O0 .. -O3             LLVM optimisation level (default -O3)\n"
           "  -lineinfo              PTX .loc lines back to the .tile source (optimised code)\n"
           "  -g                     full debug info (a debug build of the kernel)\n"
           "  --num-warps=N          warps per CTA, a power of two 1..32 (default 4)\n"
@@ -35,10 +40,12 @@ static void usage(FILE *f) {
           "  --fma=on|off           contract a*b+c into fma (default on, like nvcc -fmad=true)\n"
           "  --f32-dot=ieee|tf32    precision of f32 dots that do not choose one (dot(..., tf32=)):\n"
           "                         tf32 runs them on tensor cores; default ieee; either value also\n"
-          "                         sets the std conv2d and matmul of graphs\n"
-          "  --wgmma                f16/bf16 dots on wgmma.mma_async (sm_90a and the host emulator;\n"
-          "                         opt-in: checked against the emulator only, docs/tensor-cores.md 5)\n"
-          "  --remarks              one remark per code generation, folding and fusion decision\n"
+          "                         sets the std conv2d and matmul of graphs\n",
+          f);
+    fprintf(f, "  --wgmma                f16/bf16 dots on wgmma.mma_async (%s and the host emulator;\n"
+               "                         opt-in: checked against the emulator only, docs/tensor-cores.md 5)\n",
+            wgmma);
+    fputs("  --remarks              one remark per code generation, folding and fusion decision\n"
           "                         (to stderr)\n"
           "  --no-fuse              one kernel per graph op (no `group`s); with --no-fold-bn, the\n"
           "                         unfused baseline. --emit=ir prints graphs after the passes\n"
