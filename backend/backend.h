@@ -32,7 +32,6 @@ typedef struct BeOptions {
     int opt_level;      /* 0..3: LLVM's default<O0..O3> pipeline */
     BeDebug debug;      /* LINEINFO: PTX .loc lines back to the .tile source without a debug build */
     bool remarks;       /* one remark per codegen decision (i32/i64 indexing, vector width) */
-    bool wgmma;         /* --wgmma in effect (sm_90a or host): dots in the wgmma layout use wgmma.mma_async */
     FILE *time_out;     /* non-NULL: print the backend's time split here (--time-passes) */
     const char *plan;   /* graph plan blocks (docs/graphs.md section 4) put into the metadata after the
                            kernel records, before `end`; NULL or "" = none */

@@ -353,7 +353,6 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
                 .opt_level = opt->opt_level,
                 .debug = opt->debug == 2 ? BE_DEBUG_FULL : opt->debug == 1 ? BE_DEBUG_LINEINFO : BE_DEBUG_NONE,
                 .remarks = opt->remarks,
-                .wgmma = opt->wgmma && target_of(opt)->wgmma,
                 .time_out = opt->time_passes ? dout : NULL,
                 .plan = plan.len ? sb_str(&plan) : NULL,
             };
