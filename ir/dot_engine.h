@@ -1,4 +1,4 @@
-/* Which engine runs a dot, recorded in the IR (docs/tensor-cores.md section 6). The layout pass
+/* Which engine runs a dot, recorded in the IR (docs/tensor-cores.md section 7). The layout pass
  * decides (dot_mma_plan, dot_wgmma_plan: ir/dot_mma.h, ir/dot_wgmma.h) and writes the decision as
  * attributes of the dot; the verifier checks that the dot can run on it, the back end lowers what is
  * written, the interpreter ignores it. So the decision is made once, shows in --emit=ir, and can be

@@ -124,7 +124,7 @@ static bool written_engine(LayoutPass *p, Op *dot, DotEngine *e) {
     return true;
 }
 
-/* The one place that decides a dot's engine (ir/dot_engine.h, docs/tensor-cores.md 1 and 6): the
+/* The one place that decides a dot's engine (ir/dot_engine.h, docs/tensor-cores.md 1, 5 and 7): the
  * one written in the input if any; else wgmma where --wgmma asks and the target has it, mma.sync
  * when the dot is eligible, the CUDA-core FMA loop otherwise. `remark`: report the decision (once
  * per dot, from visit_op; natural_layout asks again without it). */
