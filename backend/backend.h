@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "../ir/ir.h"
+#include "../support/targets.h"
 
 typedef enum BeTargetKind { BE_TARGET_NVPTX, BE_TARGET_HOST } BeTargetKind;
 typedef enum BeEmitKind { BE_EMIT_LLVM, BE_EMIT_PTX, BE_EMIT_OBJ, BE_EMIT_META } BeEmitKind;
@@ -25,23 +26,20 @@ typedef enum BeDebug { BE_DEBUG_NONE, BE_DEBUG_LINEINFO, BE_DEBUG_FULL } BeDebug
 
 typedef struct BeOptions {
     BeTargetKind target;
-    const char *mcpu;   /* NVPTX: "sm_80" | "sm_86" | "sm_89" | "sm_90" | "sm_90a" (default sm_90);
-                           host: NULL = the host CPU's generic x86-64 + FMA */
+    const TgtTarget *tgt; /* NVPTX: the sm_XX row of support/targets.def (NULL = tgt_default()); a row
+                           that is not NVPTX is an error. Host: ignored (the `host` row; the code is
+                           for the generic x86-64 CPU, FMA explicit) */
     int opt_level;      /* 0..3: LLVM's default<O0..O3> pipeline */
     BeDebug debug;      /* LINEINFO: PTX .loc lines back to the .tile source without a debug build */
     bool remarks;       /* one remark per codegen decision (i32/i64 indexing, vector width) */
-    bool wgmma;         /* --wgmma in effect (sm_90a or host): dots in the wgmma layout use wgmma.mma_async */
     FILE *time_out;     /* non-NULL: print the backend's time split here (--time-passes) */
     const char *plan;   /* graph plan blocks (docs/graphs.md section 4) put into the metadata after the
                            kernel records, before `end`; NULL or "" = none */
 } BeOptions;
 
-/* Shared-memory limit per CTA in bytes for an NVPTX mcpu (sm_80: 163 KB, sm_86/sm_89: 99 KB,
- * sm_90/sm_90a: 227 KB; from the CUDA programming guide's compute-capability table), or 0 when
- * mcpu names no supported target. Kernels above 48 KB use dynamic shared memory. */
-int64_t be_smem_limit(const char *mcpu);
-/* True when mcpu is one of the supported NVPTX targets. */
-bool be_mcpu_supported(const char *mcpu);
+/* The target row the back end compiles for: opt->tgt (or tgt_default()) for NVPTX, the `host` row
+ * for the host target. Never NULL. */
+const TgtTarget *be_target(const BeOptions *opt);
 
 /* Compiles every kernel of m (device fns must have been inlined; every tile type must carry a
  * layout: run the layout passes first) to `emit` and appends the result to out:

@@ -205,9 +205,9 @@ void cg_init_types(Cg *cg) {
  * (users share one region, so the biggest decides the size) and notes list every other one. */
 static void check_smem_budget(Cg *cg) {
     if (cg->opt->target != BE_TARGET_NVPTX) return;
-    const char *mcpu = cg->opt->mcpu ? cg->opt->mcpu : "sm_90";
-    int64_t limit = be_smem_limit(mcpu);
-    if (limit <= 0 || cg->smem_bytes <= limit) return;
+    const TgtTarget *tgt = be_target(cg->opt);
+    int64_t limit = tgt->smem_per_cta;
+    if (cg->smem_bytes <= limit) return;
     const CgSmemUse *big = NULL;
     for (int i = 0; i < cg->smem_uses.len; i++) {
         const CgSmemUse *u = cg->smem_uses.items[i];
@@ -218,7 +218,7 @@ static void check_smem_budget(Cg *cg) {
                                                           "stages, scratch)", (long long)cg->smem_persist) : "";
     cg_error(cg, big ? big->op : NULL, "kernel '%s' needs %lld bytes of shared memory for %s%s, more than the %lld "
              "bytes a CTA may use on %s", cg->func->name, (long long)cg->smem_bytes, big ? big->what : "scratch",
-             persist, (long long)limit, mcpu);
+             persist, (long long)limit, tgt->name);
     for (int i = 0; i < cg->smem_uses.len; i++) {
         const CgSmemUse *u = cg->smem_uses.items[i];
         if (u == big) continue;
@@ -304,6 +304,11 @@ static const char *module_file(const IrModule *m) {
     for (const Func *f = m->first; f; f = f->next)
         if (f->loc.file) return f->loc.file;
     return "tilec";
+}
+
+const TgtTarget *be_target(const BeOptions *opt) {
+    if (opt->target == BE_TARGET_HOST) return tgt_host();
+    return opt->tgt ? opt->tgt : tgt_default();
 }
 
 bool be_compile(IrModule *m, const BeOptions *opt, BeEmitKind emit, DiagEngine *d, StrBuf *out) {

@@ -24,20 +24,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Supported NVPTX targets and the lowest PTX ISA each needs that LLVM 19 emits (sm_90 uses 8.0,
- * the version the toolchain notes checked end to end). */
-static const struct {
-    const char *mcpu, *features;
-} nvptx_cpus[] = {
-    {"sm_80", "+ptx70"}, {"sm_86", "+ptx71"}, {"sm_89", "+ptx78"}, {"sm_90", "+ptx80"}, {"sm_90a", "+ptx80"},
-};
-
-static const char *nvptx_features(const char *mcpu) {
-    for (size_t i = 0; i < sizeof nvptx_cpus / sizeof nvptx_cpus[0]; i++)
-        if (mcpu && !strcmp(mcpu, nvptx_cpus[i].mcpu)) return nvptx_cpus[i].features;
-    return NULL;
-}
-
 /* LLVM's diagnostics for this context: errors, warnings, and (with --remarks) remarks/notes. */
 static void on_llvm_diag(LLVMDiagnosticInfoRef di, void *ctx) {
     BeLLVM *L = ctx;
@@ -90,12 +76,14 @@ bool be_llvm_init(BeLLVM *L, const char *file, const BeOptions *opt, DiagEngine 
     L->diag = d;
     const bool nvptx = opt->target == BE_TARGET_NVPTX;
     L->hooks = nvptx ? &be_target_nvptx : &be_target_host;
-    const char *mcpu = nvptx ? (opt->mcpu ? opt->mcpu : "sm_90") : "x86-64";
-    const char *features = nvptx ? nvptx_features(mcpu) : "";
-    if (!features) {
-        diag_error(d, NOLOC, "unsupported NVPTX target '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", mcpu);
+    /* NVPTX: the LLVM cpu is the row's name, the PTX ISA its ptx_features (support/targets.def). */
+    const TgtTarget *tgt = be_target(opt);
+    if (nvptx && !tgt_is_nvptx(tgt)) {
+        diag_error(d, NOLOC, "'%s' is not an NVPTX target (expected %s)", tgt->name, tgt_nvptx_names());
         return false;
     }
+    const char *mcpu = nvptx ? tgt->name : "x86-64";
+    const char *features = nvptx ? tgt->ptx_features : "";
     init_targets();
     char *triple = nvptx ? NULL : LLVMGetDefaultTargetTriple();
     const char *tri = nvptx ? "nvptx64-nvidia-cuda" : triple;

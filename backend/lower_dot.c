@@ -1,10 +1,11 @@
-/* DOT %a[M,K], %b[K,N], %acc[M,N]. A dot the layout pass gave the mma accumulator layout
- * (ir/dot_mma.h) goes to tensor cores (lower_dot_mma.c); every other one runs here on CUDA
+/* DOT %a[M,K], %b[K,N], %acc[M,N] on the engine the layout pass recorded in its attributes
+ * (ir/dot_engine.h): mma goes to lower_dot_mma.c, wgmma to lower_dot_wgmma.c; fma runs here on CUDA
  * cores: the operands are staged row-major in shared memory (any operand layout works, and every
  * thread can then read any row of a and column of b), then each thread runs one loop over K
  * updating the accumulator registers it holds. f16/bf16 (and f32, also with precision = tf32:
  * the FMA loop is exact f32) accumulate in f32, f64 in f64, i8 in i32. */
 #include "cg.h"
+#include "../ir/dot_engine.h"
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
@@ -112,19 +113,37 @@ bool cg_lower_dot(Cg *cg, Op *op) {
                  ir_type_str(cg->ir, tb));
         return false;
     }
-    /* Tensor cores when the target has them and the accumulator is in the plan's layout (a layout
-     * written by hand, or chosen for another warp count, keeps the FMA loop). */
-    DotWgmma wg; /* sm_90a (or host) with --wgmma, in the layout the layout pass chose for it */
-    if (cg_dot_uses_wgmma(cg, op, &wg)) return cg_lower_dot_wgmma(cg, op, &wg);
-    DotMma plan;
-    const char *why;
-    Layout lc;
-    if (cg->hooks->mma && cg->hooks->ldmatrix && cg->hooks->f32_to_tf32 &&
-        dot_mma_plan(op, cg->num_warps, &plan, &why, cg->arena) && tc->layout && layout_parse(tc->layout, &lc)) {
-        Layout want = dot_mma_layout(&plan);
-        if (layout_equal(&lc, &want)) return cg_lower_dot_mma(cg, op, &plan);
+    /* The engine the layout pass recorded (ir/dot_engine.h): read, not decided again. */
+    DotEngine e;
+    const char *why = NULL;
+    DotEngineRead r = dot_engine_read(op, &e, &why, cg->arena);
+    if (r != DOT_ENGINE_OK) {
+        cg_error(cg, op, "dot without a valid engine attribute (%s): run the layout pass first",
+                 r == DOT_ENGINE_ABSENT ? "none" : why);
+        return false;
     }
-    DotSmem s;
-    if (!stage_operands(cg, op, &s)) return false;
-    return compute_fma_loop(cg, op, &s);
+    const char *name = dot_engine_name(&e, cg->arena);
+    const TgtTarget *tgt = be_target(cg->opt);
+    DotMma mma;
+    DotWgmma wg;
+    /* The verifier checked the dot against the engine; the warp count is the back end's own. */
+    if (!dot_engine_check(op, &e, cg->num_warps, &mma, &wg, &why, cg->arena)) {
+        cg_error(cg, op, "dot cannot run on engine %s: %s", name, why);
+        return false;
+    }
+    switch (e.kind) {
+    case DOT_ENGINE_MMA:
+        if (!tgt->mma_sync || !cg->hooks->mma || !cg->hooks->ldmatrix || !cg->hooks->f32_to_tf32) break;
+        return cg_lower_dot_mma(cg, op, &mma);
+    case DOT_ENGINE_WGMMA:
+        if (!tgt->wgmma || !cg->hooks->wgmma || !cg->hooks->ldmatrix) break;
+        return cg_lower_dot_wgmma(cg, op, &wg);
+    case DOT_ENGINE_FMA: {
+        DotSmem s;
+        if (!stage_operands(cg, op, &s)) return false;
+        return compute_fma_loop(cg, op, &s);
+    }
+    }
+    cg_error(cg, op, "dot engine %s does not exist on target %s", name, tgt->name);
+    return false;
 }

@@ -4,8 +4,9 @@
 #include "../ir/dot_mma.h"
 #include "cg.h"
 
-/* Lowers `op` (a DOT that dot_mma_plan found eligible, whose accumulator has dot_mma_layout(plan),
- * on a target with the mma, ldmatrix and f32_to_tf32 hooks) to mma.sync: operands in shared memory
+/* Lowers `op` (a DOT whose recorded engine is mma, ir/dot_engine.h, with plan from
+ * dot_engine_check: its accumulator has dot_mma_layout(plan); on a target with the mma, ldmatrix
+ * and f32_to_tf32 hooks) to mma.sync: operands in shared memory
  * with padded rows (staged here unless cg_dot_operand_in_smem says they already are), one LLVM
  * loop over K. Binds the result; false after an error (reported). */
 bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan);

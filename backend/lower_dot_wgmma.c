@@ -1,4 +1,4 @@
-/* DOT %a[M,K], %b[K,N], %acc[M,N] on wgmma.mma_async m64nNk16 (sm_90a, --wgmma;
+/* DOT %a[M,K], %b[K,N], %acc[M,N] on wgmma.mma_async m64nNk16 (engine = wgmma_m64nNk16: sm_90a, --wgmma;
  * docs/tensor-cores.md section 5 has the algebra below with a worked example).
  *
  * The accumulator keeps the mma layout #blocked<spt=[1,2],tpw=[8,4],wpc=[W,1],order=[1,0]>
@@ -23,17 +23,6 @@
 #include "lower_dot_wgmma.h"
 
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
-
-bool cg_dot_uses_wgmma(Cg *cg, Op *op, DotWgmma *plan) {
-    const char *why;
-    const Type *tc = op->operands[2]->type;
-    Layout lc;
-    if (!cg->opt->wgmma || !cg->hooks->wgmma || !cg->hooks->ldmatrix || !tc->layout ||
-        !dot_wgmma_plan(op, cg->num_warps, plan, &why, cg->arena) || !layout_parse(tc->layout, &lc))
-        return false;
-    Layout want = dot_wgmma_layout(plan);
-    return layout_equal(&lc, &want);
-}
 
 typedef struct WgOperands {
     LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices */

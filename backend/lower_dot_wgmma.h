@@ -5,12 +5,7 @@
 #include "../ir/dot_wgmma.h"
 #include "cg.h"
 
-/* True (and *plan filled) when `op` goes to wgmma: --wgmma is in effect (BeOptions.wgmma), the
- * target has the wgmma and ldmatrix hooks, dot_wgmma_plan accepts the dot and its accumulator has
- * dot_wgmma_layout (what the layout pass chose). Reports nothing. */
-bool cg_dot_uses_wgmma(Cg *cg, Op *op, DotWgmma *plan);
-
-/* Lowers `op` (cg_dot_uses_wgmma said yes) to wgmma: A in padded rows in shared memory (staged
+/* Lowers `op` (its recorded engine is wgmma, ir/dot_engine.h; plan from dot_engine_check) to wgmma: A in padded rows in shared memory (staged
  * unless cg_dot_operand_in_smem says it is there), loaded per warp with ldmatrix into registers; B
  * staged into K-major core matrices and read by the instruction through a matrix descriptor; one
  * LLVM loop over K in steps of 16. Binds the result; false after an error (reported). */

@@ -3,9 +3,6 @@
 #include "metadata.h"
 #include <string.h>
 
-/* ptxas caps static .shared at 48 KB; the target hook switches to the dynamic array above it. */
-enum { STATIC_SMEM_MAX = 48 * 1024 };
-
 void be_meta_begin(StrBuf *sb) { sb_puts(sb, "tilec-metadata 1\n"); }
 
 void be_meta_end(StrBuf *sb) { sb_puts(sb, "end\n"); }
@@ -110,9 +107,11 @@ void be_meta_kernel(StrBuf *sb, const Func *kernel, const BeOptions *opt, int nu
     put_name(sb, kernel->name);
     sb_puts(sb, " variant_of=");
     put_name(sb, source);
+    /* smem_dynamic: above the target's static .shared limit the NVPTX hook uses the dynamic array. */
+    const TgtTarget *tgt = be_target(opt);
     sb_printf(sb, " target=%s mcpu=%s num_warps=%d block=%d smem=%lld smem_dynamic=%d\n", nvptx ? "nvptx" : "host",
-              nvptx ? (opt->mcpu ? opt->mcpu : "sm_90") : "x86-64", num_warps, 32 * num_warps, (long long)smem_bytes,
-              nvptx && smem_bytes > STATIC_SMEM_MAX);
+              nvptx ? tgt->name : "x86-64", num_warps, 32 * num_warps, (long long)smem_bytes,
+              nvptx && smem_bytes > tgt->static_smem_max);
     Block *b = kernel->body.block;
     for (int i = 0; b && i < b->num_args; i++) put_param(sb, kernel, i, b->args[i]);
     /* Sorted by name, as the IR printer does, so the text does not depend on how the IR was built

@@ -5,24 +5,6 @@
 #include "cg.h"
 
 enum { CC_PTX_KERNEL = 71 };
-/* ptxas refuses static .shared arrays above 48 KB; larger scratch is the dynamic extern array. */
-enum { STATIC_SMEM_MAX = 48 * 1024 };
-
-static const struct {
-    const char *mcpu;
-    int64_t smem;
-} smem_limits[] = {
-    /* Opt-in maximum shared memory per block (CUDA programming guide, compute capabilities). */
-    {"sm_80", 166912}, {"sm_86", 101376}, {"sm_89", 101376}, {"sm_90", 232448}, {"sm_90a", 232448},
-};
-
-int64_t be_smem_limit(const char *mcpu) {
-    for (size_t i = 0; mcpu && i < sizeof smem_limits / sizeof smem_limits[0]; i++)
-        if (!strcmp(mcpu, smem_limits[i].mcpu)) return smem_limits[i].smem;
-    return 0;
-}
-
-bool be_mcpu_supported(const char *mcpu) { return be_smem_limit(mcpu) > 0; }
 
 static LLVMValueRef i32c(Cg *cg, unsigned v) { return LLVMConstInt(cg->t_i32, v, 0); }
 
@@ -282,12 +264,13 @@ static void annotate(Cg *cg, const char *key, int value) {
     LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMetadataAsValue(cg->ctx, LLVMMDNodeInContext2(cg->ctx, md, 3)));
 }
 
-/* Sizes the shared scratch: a static internal array up to 48 KB, the dynamic extern array above
- * (the runtime raises the kernel's dynamic limit from the metadata), nothing when unused. */
+/* Sizes the shared scratch: a static internal array up to the target's static_smem_max (ptxas
+ * refuses larger static .shared arrays), the dynamic extern array above (the runtime raises the
+ * kernel's dynamic limit from the metadata), nothing when unused. */
 static void size_smem(Cg *cg) {
     char name[512];
     LLVMValueRef g = LLVMGetNamedGlobal(cg->mod, smem_name(cg, name, sizeof name));
-    if (!g || cg->smem_bytes > STATIC_SMEM_MAX) return;
+    if (!g || cg->smem_bytes > be_target(cg->opt)->static_smem_max) return;
     if (cg->smem_bytes <= 0) {
         if (!LLVMGetFirstUse(g)) LLVMDeleteGlobal(g);
         return;

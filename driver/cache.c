@@ -1,6 +1,7 @@
 /* The on-disk compile cache: key, lookup, atomic store (see cache.h for the entry format). */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "driver/cache.h"
+#include "support/targets.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -99,8 +100,8 @@ static XXH128_canonical_t key_hash(const char *filename, bool is_ir, const char 
     put_field(st, 's', text, len, true);
     put_int(st, 'e', opt->emit);
     put_int(st, 't', opt->target);
-    /* The effective mcpu: NULL and "sm_90" give the same PTX. */
-    put_str(st, 'c', opt->target == TL_TARGET_HOST ? NULL : opt->mcpu ? opt->mcpu : "sm_90");
+    /* The effective mcpu: NULL and the default target's name give the same PTX. */
+    put_str(st, 'c', opt->target == TL_TARGET_HOST ? NULL : opt->mcpu ? opt->mcpu : tgt_default()->name);
     put_int(st, 'O', opt->opt_level);
     put_int(st, 'g', opt->debug);
     put_int(st, 'm', opt->fma);

@@ -2,6 +2,7 @@
  * driver/cli_options.def; this file numbers it, builds getopt_long's array and the help from it, and
  * applies each option. */
 #include "tilec/tilec_cli.h"
+#include "support/targets.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -39,8 +40,26 @@ int tl_cli_options(struct option *longs, char *shorts) {
     return n;
 }
 
+/* The help lines that name targets: from the targets table, so a new row shows up here. */
+static void target_help(FILE *f, int code) {
+    if (code == CODE(MCPU, 0)) {
+        fprintf(f, "  --mcpu=SM              %s (default %s)\n", tgt_nvptx_names(), tgt_default()->name);
+    } else if (code == CODE(WGMMA, 0)) {
+        char wgmma[64];
+        tgt_nvptx_list(wgmma, sizeof wgmma, true);
+        fprintf(f, "  --wgmma                f16/bf16 dots on wgmma.mma_async (%s and the host emulator;\n"
+                   "                         opt-in: checked against the emulator only, docs/tensor-cores.md 5)\n",
+                wgmma);
+    }
+}
+
+static void help_line(FILE *f, const char *help, int code) {
+    if (help) fputs(help, f);
+    else target_help(f, code);
+}
+
 void tl_cli_usage(FILE *f) {
-#define TL_CLI_OPT(id, name, arg, letter, help) fputs(help, f);
+#define TL_CLI_OPT(id, name, arg, letter, help) help_line(f, help, CODE(id, letter));
 #include "cli_options.def"
 }
 

@@ -16,7 +16,9 @@
 #include "passes/graph_passes.h"
 #include "ir/dot_mma.h"
 #include "onnx/onnx_import.h"
+#include <pthread.h>
 #include <time.h>
+#include "support/targets.h"
 
 void tl_options_init(TlCompileOptions *opt) {
     memset(opt, 0, sizeof *opt);
@@ -31,7 +33,25 @@ void tl_options_init(TlCompileOptions *opt) {
     opt->check_roundtrip = rt && strcmp(rt, "1") == 0;
 }
 
-const char *tl_version(void) { return "tilec " TILEC_VERSION " (LLVM 19; targets nvptx sm_80..sm_90a, host)"; }
+/* The version line names the targets table's NVPTX range (support/targets.def); built once. */
+static char version_text[160];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+static void build_version(void) {
+    const char *first = "", *last = "";
+    for (int i = 0; i < tgt_count(); i++)
+        if (tgt_is_nvptx(tgt_at(i))) {
+            if (!*first) first = tgt_at(i)->name;
+            last = tgt_at(i)->name;
+        }
+    snprintf(version_text, sizeof version_text, "tilec %s (LLVM 19; targets nvptx %s..%s, host)", TILEC_VERSION, first,
+             last);
+}
+
+const char *tl_version(void) {
+    pthread_once(&version_once, build_version);
+    return version_text;
+}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -43,10 +63,24 @@ static bool emits_code(TlEmit e) {
     return e == TL_EMIT_LLVM || e == TL_EMIT_PTX || e == TL_EMIT_OBJ || e == TL_EMIT_META || e == TL_EMIT_SO;
 }
 
-/* Target / emit / mcpu combinations, checked before anything is compiled (usage errors). */
+/* The target's row (support/targets.def): `host` for the host target, the --mcpu row (default
+ * tgt_default()) for NVPTX; NULL when --mcpu names no NVPTX row. */
+static const TgtTarget *target_of(const TlCompileOptions *opt) {
+    if (opt->target == TL_TARGET_HOST) return tgt_host();
+    if (!opt->mcpu) return tgt_default();
+    const TgtTarget *t = tgt_find(opt->mcpu);
+    return tgt_is_nvptx(t) ? t : NULL;
+}
+
+/* Target / emit / mcpu combinations, checked before anything is compiled (usage errors). An unknown
+ * --mcpu is refused whatever is emitted: the passes read the target too (--passes=layout). */
 static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
-    if (!emits_code(opt->emit)) return true;
     bool host = opt->target == TL_TARGET_HOST;
+    if (!host && !target_of(opt)) {
+        diag_error(d, NOLOC, "unsupported --mcpu '%s' (expected %s)", opt->mcpu, tgt_nvptx_names());
+        return false;
+    }
+    if (!emits_code(opt->emit)) return true;
     if (host && opt->emit == TL_EMIT_PTX) {
         diag_error(d, NOLOC, "--emit=ptx needs --target=nvptx (the host target makes objects: --emit=obj)");
         return false;
@@ -63,30 +97,18 @@ static bool check_codegen_options(const TlCompileOptions *opt, DiagEngine *d) {
         diag_error(d, NOLOC, "--mcpu=%s applies to --target=nvptx only", opt->mcpu);
         return false;
     }
-    if (opt->mcpu && !be_mcpu_supported(opt->mcpu)) {
-        diag_error(d, NOLOC, "unsupported --mcpu '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", opt->mcpu);
-        return false;
-    }
     if (opt->num_warps < 1 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1))) {
         diag_error(d, NOLOC, "num_warps must be a power of two from 1 to 32, got %d", opt->num_warps);
         return false;
     }
-    if (opt->wgmma && !host && (!opt->mcpu || strcmp(opt->mcpu, "sm_90a")))
-        diag_warning(d, NOLOC, "--wgmma needs --mcpu=sm_90a (wgmma.mma_async exists only there); ignored for %s: "
-                               "dots use mma.sync",
-                     opt->mcpu ? opt->mcpu : "sm_90");
+    const TgtTarget *tgt = target_of(opt);
+    if (opt->wgmma && !tgt->wgmma) {
+        char with[64];
+        tgt_nvptx_list(with, sizeof with, true);
+        diag_warning(d, NOLOC, "--wgmma needs --mcpu=%s (wgmma.mma_async exists only there); ignored for %s: "
+                               "dots use mma.sync", with, tgt->name);
+    }
     return true;
-}
-
-/* The NVPTX mcpu the passes and the back end see (NULL for the host target). */
-static const char *effective_mcpu(const TlCompileOptions *opt) {
-    return opt->target == TL_TARGET_HOST ? NULL : (opt->mcpu ? opt->mcpu : "sm_90");
-}
-
-/* --wgmma in effect: asked for, and the target has wgmma (sm_90a, or the host emulator). */
-static bool wgmma_enabled(const TlCompileOptions *opt) {
-    const char *mcpu = effective_mcpu(opt);
-    return opt->wgmma && (!mcpu || !strcmp(mcpu, "sm_90a"));
 }
 
 void tl_list_passes(FILE *f) {
@@ -119,6 +141,13 @@ static bool lowers_graphs(const IrModule *m, const char *only) {
     return false;
 }
 
+/* The GPU whose roofline --report=traffic shows: the NVPTX target, or the default one when the code
+ * is for the emulator (the report is about GPU traffic either way). */
+static const TgtTarget *report_target(const TlCompileOptions *opt) {
+    const TgtTarget *t = target_of(opt);
+    return tgt_is_nvptx(t) ? t : tgt_default();
+}
+
 /* The graph passes of docs/graphs.md section 7 on every graph of m, with what the user asked to see of
  * them (--print-graph, --remarks, --report=traffic). Returns false after an error. */
 static bool run_graph_passes(IrModule *m, const TlCompileOptions *opt, DiagEngine *d, FILE *dout) {
@@ -129,7 +158,7 @@ static bool run_graph_passes(IrModule *m, const TlCompileOptions *opt, DiagEngin
         for (Op *op = g->body.block->first; op; op = op->next)
             unfused += op->kind != OP_RETURN && !graph_op_is_free(op);
         GrTotals base;
-        if (opt->report_traffic && !gr_unfused_totals(g, opt->dims, opt->mcpu, d, &base)) return false;
+        if (opt->report_traffic && !gr_unfused_totals(g, opt->dims, report_target(opt), d, &base)) return false;
         if (opt->print_graph) gr_print_graph(g, "before fold-bn, fuse", opt->print_locations, dout);
         if (!opt->no_fold_bn) pass_fold_bn(g, d, opt->remarks);
         if (!opt->no_fuse) pass_fuse(g, d, opt->remarks);
@@ -138,7 +167,7 @@ static bool run_graph_passes(IrModule *m, const TlCompileOptions *opt, DiagEngin
             gr_print_graph(g, "after fold-bn, fuse", opt->print_locations, dout);
             fprintf(dout, "// @%s: %d kernels unfused, %d fused (+%d prepare)\n", g->name, unfused, fused, prepare);
         }
-        if (opt->report_traffic && !gr_traffic_report(g, opt->dims, opt->mcpu, &base, d, dout)) return false;
+        if (opt->report_traffic && !gr_traffic_report(g, opt->dims, report_target(opt), &base, d, dout)) return false;
     }
     return true;
 }
@@ -312,7 +341,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         };
         PassContext pc = {.diag = d, .remarks = opt->remarks, .num_warps = opt->num_warps,
                           .num_stages = opt->num_stages,
-                          .mcpu = effective_mcpu(opt), .wgmma = wgmma_enabled(opt)};
+                          .target = target_of(opt), .wgmma = opt->wgmma && target_of(opt)->wgmma};
         if (!pass_run_pipeline(m, &pm, &pc)) {
             if (diag_error_count(d) == 0) diag_error(d, NOLOC, "pass pipeline failed");
             goto done;
@@ -320,11 +349,10 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
         if (emits_code(opt->emit)) {
             BeOptions bo = {
                 .target = opt->target == TL_TARGET_HOST ? BE_TARGET_HOST : BE_TARGET_NVPTX,
-                .mcpu = opt->target == TL_TARGET_HOST ? NULL : (opt->mcpu ? opt->mcpu : "sm_90"),
+                .tgt = target_of(opt),
                 .opt_level = opt->opt_level,
                 .debug = opt->debug == 2 ? BE_DEBUG_FULL : opt->debug == 1 ? BE_DEBUG_LINEINFO : BE_DEBUG_NONE,
                 .remarks = opt->remarks,
-                .wgmma = wgmma_enabled(opt),
                 .time_out = opt->time_passes ? dout : NULL,
                 .plan = plan.len ? sb_str(&plan) : NULL,
             };

@@ -6,23 +6,11 @@
 #include "graph/shape_expr.h"
 #include "passes/graph_passes.h"
 
-/* Roofline figures per GPU: vendor datasheet numbers (NVIDIA H100 SXM5 and H200 SXM datasheets, HBM3 /
- * HBM3e bandwidth and dense FP32 non-tensor-core peak; NVIDIA A100 80GB SXM datasheet). The report
- * shows the rows whose mcpu matches the target (sm_90a counts as sm_90). */
-typedef struct GpuFigures {
-    const char *mcpu, *name;
-    double bytes_per_s, flops_per_s;
-} GpuFigures;
-static const GpuFigures gpus[] = {
-    {"sm_90", "H100", 3.35e12, 67e12},
-    {"sm_90", "H200", 4.8e12, 67e12},
-    {"sm_80", "A100", 2.0e12, 19.5e12},
-};
-enum { NGPUS = sizeof gpus / sizeof gpus[0] };
-
-static bool gpu_matches(const GpuFigures *gpu, const char *mcpu) {
-    if (!mcpu) mcpu = "sm_90";
-    return !strncmp(mcpu, gpu->mcpu, strlen(gpu->mcpu)) && (mcpu[5] == 0 || !strcmp(mcpu + 5, "a"));
+/* Roofline figures: the GPU rows of support/targets.def (datasheet DRAM bandwidth and dense FP32
+ * non-tensor-core peak) whose target runs code for the compilation target (sm_90a on an sm_90 GPU). */
+static double floor_of(const TgtGpu *gpu, double b, double f) {
+    double tm = b / gpu->dram_bytes_per_s, tc = f / gpu->fp32_flops;
+    return tm > tc ? tm : tc;
 }
 
 /* ------------------------------------------------------------ --print-graph */
@@ -323,18 +311,15 @@ static void free_kernels(Kernel *ks, int n) {
     free(ks);
 }
 
-static double floor_of(const GpuFigures *gpu, double b, double f) {
-    double tm = b / gpu->bytes_per_s, tc = f / gpu->flops_per_s;
-    return tm > tc ? tm : tc;
-}
-
-static void totals(const Kernel *ks, int n, const char *mcpu, GrTotals *t) {
+static void totals(const Kernel *ks, int n, const TgtTarget *tgt, GrTotals *t) {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < n; i++) {
         if (ks[i].prepare || ks[i].view) continue;
         t->read += ks[i].read, t->written += ks[i].written, t->flops += ks[i].flops, t->kernels++;
-        for (int gi = 0; gi < NGPUS && gi < 4; gi++)
-            if (gpu_matches(&gpus[gi], mcpu)) t->floor_s[gi] += floor_of(&gpus[gi], ks[i].read + ks[i].written, ks[i].flops);
+        for (int gi = 0; gi < TGT_GPU_COUNT; gi++) {
+            const TgtGpu *gpu = tgt_gpu_at(gi);
+            if (tgt_gpu_runs(gpu, tgt)) t->floor_s[gi] += floor_of(gpu, ks[i].read + ks[i].written, ks[i].flops);
+        }
     }
 }
 
@@ -348,13 +333,13 @@ static bool check_bound(Env *e, const Func *g, DiagEngine *d) {
     return false;
 }
 
-bool gr_unfused_totals(const Func *g, const char *dims, const char *mcpu, DiagEngine *d, GrTotals *out) {
+bool gr_unfused_totals(const Func *g, const char *dims, const TgtTarget *tgt, DiagEngine *d, GrTotals *out) {
     Env e = {.a = arena_new()};
     bool ok = env_init(&e, g, dims, d) && check_bound(&e, g, d);
     if (ok) {
         int nk;
         Kernel *ks = kernels_of(&e, g, false, &nk);
-        totals(ks, nk, mcpu, out);
+        totals(ks, nk, tgt, out);
         free_kernels(ks, nk);
     }
     ptrvec_free(&e.unbound);
@@ -362,16 +347,17 @@ bool gr_unfused_totals(const Func *g, const char *dims, const char *mcpu, DiagEn
     return ok;
 }
 
-static void print_floors(FILE *out, const char *mcpu, double b, double f, const double *given) {
-    for (int gi = 0; gi < NGPUS; gi++) {
-        if (!gpu_matches(&gpus[gi], mcpu)) continue;
-        double s = given ? given[gi] : floor_of(&gpus[gi], b, f);
-        const char *bound = given ? "" : b / gpus[gi].bytes_per_s >= f / gpus[gi].flops_per_s ? " memory" : " compute";
-        fprintf(out, "  %s %.3f us%s", gpus[gi].name, s * 1e6, bound);
+static void print_floors(FILE *out, const TgtTarget *tgt, double b, double f, const double *given) {
+    for (int gi = 0; gi < TGT_GPU_COUNT; gi++) {
+        const TgtGpu *gpu = tgt_gpu_at(gi);
+        if (!tgt_gpu_runs(gpu, tgt)) continue;
+        double s = given ? given[gi] : floor_of(gpu, b, f);
+        const char *bound = given ? "" : b / gpu->dram_bytes_per_s >= f / gpu->fp32_flops ? " memory" : " compute";
+        fprintf(out, "  %s %.3f us%s", gpu->id, s * 1e6, bound);
     }
 }
 
-bool gr_traffic_report(const Func *g, const char *dims, const char *mcpu, const GrTotals *unfused, DiagEngine *d,
+bool gr_traffic_report(const Func *g, const char *dims, const TgtTarget *tgt, const GrTotals *unfused, DiagEngine *d,
                        FILE *out) {
     Env e = {.a = arena_new()};
     bool ok = env_init(&e, g, dims, d) && check_bound(&e, g, d);
@@ -380,8 +366,8 @@ bool gr_traffic_report(const Func *g, const char *dims, const char *mcpu, const 
         Kernel *ks = kernels_of(&e, g, true, &nk);
         fprintf(out, "// traffic report: graph @%s, %s", g->name, dims && *dims ? dims : "(no symbols)");
         bool any = false;
-        for (int gi = 0; gi < NGPUS; gi++) any |= gpu_matches(&gpus[gi], mcpu);
-        fprintf(out, ", target %s%s\n", mcpu ? mcpu : "sm_90", any ? "" : " (no roofline figures for it)");
+        for (int gi = 0; gi < TGT_GPU_COUNT; gi++) any |= tgt_gpu_runs(tgt_gpu_at(gi), tgt);
+        fprintf(out, ", target %s%s\n", tgt->name, any ? "" : " (no roofline figures for it)");
         for (int i = 0; i < nk; i++) {
             const Kernel *k = &ks[i];
             if (k->view) continue;
@@ -390,17 +376,17 @@ bool gr_traffic_report(const Func *g, const char *dims, const char *mcpu, const 
             if (k->prepare) fputs(", once per bind (not per run)\n", out);
             else {
                 fputs(";", out);
-                print_floors(out, mcpu, k->read + k->written, k->flops, NULL);
+                print_floors(out, tgt, k->read + k->written, k->flops, NULL);
                 fputs("\n", out);
             }
         }
         GrTotals t;
-        totals(ks, nk, mcpu, &t);
+        totals(ks, nk, tgt, &t);
         fprintf(out, "fused:   %d kernels, read %.0f B, write %.0f B, %.0f FLOP; floor", t.kernels, t.read, t.written, t.flops);
-        print_floors(out, mcpu, 0, 0, t.floor_s);
+        print_floors(out, tgt, 0, 0, t.floor_s);
         fprintf(out, "\nunfused: %d kernels, read %.0f B, write %.0f B, %.0f FLOP; floor", unfused->kernels, unfused->read,
                 unfused->written, unfused->flops);
-        print_floors(out, mcpu, 0, 0, unfused->floor_s);
+        print_floors(out, tgt, 0, 0, unfused->floor_s);
         double saved = unfused->read + unfused->written - t.read - t.written;
         double base = unfused->read + unfused->written;
         fprintf(out, "\nsaved:   %.0f B of DRAM traffic per run (%.1f%%)\n", saved, base > 0 ? 100 * saved / base : 0.0);

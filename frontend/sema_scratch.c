@@ -6,10 +6,16 @@
  * (docs/passes/promote.md). */
 #include <string.h>
 #include "sema_internal.h"
+#include "support/targets.h"
 
-/* The most shared memory any target gives one CTA (sm_90: 227 KB): a bigger buffer can never be
- * placed, so it is refused here, before any target is known; codegen checks the actual target. */
-#define SCRATCH_MAX_BYTES ((int64_t)227 * 1024)
+/* The most shared memory any target gives one CTA (support/targets.def): a bigger buffer can never
+ * be placed, so it is refused here, before any target is known; codegen checks the actual target. */
+static int64_t scratch_max_bytes(void) {
+    int64_t most = 0;
+    for (int i = 0; i < tgt_count(); i++)
+        if (tgt_at(i)->smem_per_cta > most) most = tgt_at(i)->smem_per_cta;
+    return most;
+}
 
 Symbol *sema_scratch_of(Sema *s, const Ast *e) {
     if (!e || e->kind != AST_INDEX || !e->lhs || e->lhs->kind != AST_NAME) return NULL;
@@ -44,7 +50,7 @@ static const Type *elem_type(Sema *s, const Ast *st) {
     return t;
 }
 
-/* The dims: 1 to SEMA_MAX_RANK integer constants >= 1, and the size under SCRATCH_MAX_BYTES. */
+/* The dims: 1 to SEMA_MAX_RANK integer constants >= 1, and the size under scratch_max_bytes(). */
 static bool scratch_dims(Sema *s, const Ast *st, const Type *elem, int64_t *dims) {
     if (st->nargs < 1 || st->nargs > SEMA_MAX_RANK) {
         diag_error(s->d, st->loc, "scratch buffer '%s' must have 1 to %d dimensions, got %d", st->name, SEMA_MAX_RANK,
@@ -52,6 +58,7 @@ static bool scratch_dims(Sema *s, const Ast *st, const Type *elem, int64_t *dims
         return false;
     }
     bool ok = true;
+    const int64_t max = scratch_max_bytes();
     int64_t bytes = elem ? ir_type_bits(elem) / 8 : 1;
     for (int i = 0; i < st->nargs; i++) {
         const Ast *e = st->args[i];
@@ -66,14 +73,14 @@ static bool scratch_dims(Sema *s, const Ast *st, const Type *elem, int64_t *dims
             continue;
         }
         /* Saturate instead of overflowing: anything past the limit is reported alike. */
-        bytes = dims[i] > SCRATCH_MAX_BYTES || bytes > SCRATCH_MAX_BYTES ? SCRATCH_MAX_BYTES + 1 : bytes * dims[i];
+        bytes = dims[i] > max || bytes > max ? max + 1 : bytes * dims[i];
     }
-    if (ok && elem && bytes > SCRATCH_MAX_BYTES) {
+    if (ok && elem && bytes > max) {
         StrBuf sb = {0};
         for (int i = 0; i < st->nargs; i++) sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)dims[i]);
         diag_error(s->d, st->loc, "scratch buffer '%s: %s[%s]' is too big: more than the %lld bytes of shared memory "
                    "any target gives a program", st->name, sema_tstr(s, elem), sb_str(&sb),
-                   (long long)SCRATCH_MAX_BYTES);
+                   (long long)max);
         sb_free(&sb);
         ok = false;
     }

@@ -1,8 +1,7 @@
-/* Which dots run on tensor cores (mma.sync), and in what layout (docs/tensor-cores.md 1).
- * One decision shared by the layout pass (passes/layout.c: dot_layout gives an eligible dot the
- * mma accumulator layout) and the code generator (backend/lower_dot_mma.c: a dot whose result has
- * that layout is lowered to mma.sync; any other dot keeps the CUDA-core FMA loop), so the two can
- * never disagree. */
+/* Which dots can run on tensor cores (mma.sync), and in what layout (docs/tensor-cores.md 1).
+ * The layout pass decides with it (passes/layout.c: dot_engine gives an eligible dot the mma
+ * accumulator layout) and records the decision on the dot (ir/dot_engine.h); the code generator
+ * reads that record and never asks again, so the two cannot disagree. */
 #ifndef TILEC_IR_DOT_MMA_H
 #define TILEC_IR_DOT_MMA_H
 #include <stdbool.h>

@@ -1,8 +1,9 @@
 /* Which dots run on Hopper's warpgroup tensor cores (wgmma.mma_async, sm_90a), in what layout, and
  * the 64-bit shared-memory matrix descriptor they read B through (docs/tensor-cores.md section 5).
- * Like dot_mma.h, one decision shared by the layout pass (passes/layout.c: dot_layout) and the code
- * generator (backend/lower_dot_wgmma.c), so the two cannot disagree. wgmma is opt-in (`--wgmma`,
- * and NVPTX only with --mcpu=sm_90a): the callers ask only when it was requested. */
+ * Like dot_mma.h, the layout pass decides with it (passes/layout.c: dot_engine) and records the
+ * decision on the dot (ir/dot_engine.h), which the code generator (backend/lower_dot_wgmma.c) reads.
+ * wgmma is opt-in (`--wgmma`, and on NVPTX only for a target with wgmma: sm_90a): the pass asks
+ * only when it was requested. */
 #ifndef TILEC_IR_DOT_WGMMA_H
 #define TILEC_IR_DOT_WGMMA_H
 #include <stdbool.h>

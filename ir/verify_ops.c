@@ -2,6 +2,7 @@
  * comments in ops.def describe them. Operand/result/region counts are already checked. */
 #include "verify.h"
 #include <string.h>
+#include "dot_engine.h"
 #include "layout.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
@@ -357,6 +358,20 @@ static void check_view_access(Verifier *v, Op *op) {
 
 /* ------------------------------------------------------------ tile compute */
 
+/* The engine the layout pass recorded (or a .tir file wrote), ir/dot_engine.h: well-formed, and one
+ * this dot can run on in the kernel's warps and the accumulator's layout. */
+static void check_dot_engine(Verifier *v, Op *op) {
+    DotEngine e;
+    const char *why = NULL;
+    DotEngineRead r = dot_engine_read(op, &e, &why, v->m->arena);
+    if (r == DOT_ENGINE_MALFORMED) ERR("'dot' %s", why);
+    if (r != DOT_ENGINE_OK) return;
+    const Attr *nw = v->f ? ir_func_attr(v->f, "num_warps") : NULL;
+    int num_warps = nw && nw->kind == ATTR_INT && nw->i > 0 && nw->i <= 32 ? (int)nw->i : 0;
+    if (!dot_engine_check(op, &e, num_warps, NULL, NULL, &why, v->m->arena))
+        ERR("'dot' cannot run on engine %s: %s", dot_engine_name(&e, v->m->arena), why);
+}
+
 static void check_dot(Verifier *v, Op *op) {
     const Type *a = OPND(0), *b = OPND(1), *c = OPND(2);
     if (!is_tile(a) || !is_tile(b) || !is_tile(c) || a->rank != 2 || b->rank != 2 || c->rank != 2) {
@@ -387,6 +402,7 @@ static void check_dot(Verifier *v, Op *op) {
         ERR("'dot' attribute 'precision' must be ieee or tf32");
     else if (prec && !strcmp(ps, "tf32") && in != TY_F32)
         ERR("'dot' precision tf32 needs f32 inputs, got %s", T(a));
+    else check_dot_engine(v, op);
 }
 
 static void check_reduce(Verifier *v, Op *op) {

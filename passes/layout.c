@@ -12,8 +12,7 @@
  * that rank, so most tiles of one rank agree and need no conversion. A store asks nothing of the
  * value it stores: it follows the layout the value settles in (refit() fixes up its addresses). */
 #include "pass_util.h"
-#include "../ir/dot_mma.h"
-#include "../ir/dot_wgmma.h"
+#include "../ir/dot_engine.h"
 #include "../ir/layout.h"
 #include <string.h>
 
@@ -64,7 +63,8 @@ typedef struct LayoutPass {
     int errors;
     bool changed;
     bool remarks;        /* PassContext.remarks: one remark per dot (mma.sync or why not) */
-    bool wgmma;          /* --wgmma in effect: PassContext.wgmma on sm_90a or the host */
+    bool wgmma;          /* --wgmma in effect: PassContext.wgmma on a target with wgmma */
+    const TgtTarget *target; /* which engines exist (mma_sync, wgmma columns) */
 } LayoutPass;
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
@@ -96,32 +96,70 @@ static Layout home(LayoutPass *p, int rank) {
     return p->home[rank];
 }
 
-/* The one place that decides a dot's layout (its result and accumulator): the mma accumulator
- * layout when the dot is eligible for tensor cores (ir/dot_mma.h, docs/tensor-cores.md 1), else
- * the home layout of rank 2 (the CUDA-core FMA loop takes any). `remark`: report the decision
- * (once per dot, from visit_op; natural_layout asks again without it). */
-static Layout dot_layout(LayoutPass *p, Op *dot, bool remark) {
+/* The accumulator layout of an engine: the mma/wgmma layout of its warps, or home for the FMA
+ * loop (which takes any). */
+static Layout engine_layout(LayoutPass *p, const DotEngine *e) {
+    DotMma mma = {DOT_MMA_F16, e->k, e->w0, e->w1};
+    DotWgmma wg = {DOT_MMA_F16, e->w0, e->n};
+    switch (e->kind) {
+    case DOT_ENGINE_MMA: return dot_mma_layout(&mma);
+    case DOT_ENGINE_WGMMA: return dot_wgmma_layout(&wg);
+    case DOT_ENGINE_FMA: break;
+    }
+    return home(p, 2);
+}
+
+/* An engine written in the input is kept when the target has it and the dot fits it (with the
+ * kernel's warp count, which the verifier may not have known); else an error at the dot. */
+static bool written_engine(LayoutPass *p, Op *dot, DotEngine *e) {
+    const char *why = NULL;
+    if (dot_engine_read(dot, e, &why, p->tmp) != DOT_ENGINE_OK) return false; /* malformed: the verifier's */
+    const char *name = dot_engine_name(e, p->tmp);
+    bool has = e->kind == DOT_ENGINE_FMA || (e->kind == DOT_ENGINE_MMA ? p->target->mma_sync : p->target->wgmma);
+    if (!has) why = arena_printf(p->tmp, "target %s has no %s", p->target->name, e->kind == DOT_ENGINE_MMA ? "mma.sync" : "wgmma");
+    else if (dot_engine_check(dot, e, p->num_warps, NULL, NULL, &why, p->tmp)) return true;
+    if (!p->errors) diag_error(p->d, dot->loc, "%s: dot cannot run on engine %s: %s", p->f->name, name, why);
+    p->errors++;
+    *e = dot_engine_fma();
+    return true;
+}
+
+/* The one place that decides a dot's engine (ir/dot_engine.h, docs/tensor-cores.md 1, 5 and 7): the
+ * one written in the input if any; else wgmma where --wgmma asks and the target has it, mma.sync
+ * when the dot is eligible, the CUDA-core FMA loop otherwise. `remark`: report the decision (once
+ * per dot, from visit_op; natural_layout asks again without it). */
+static DotEngine dot_engine(LayoutPass *p, Op *dot, bool remark) {
+    DotEngine e;
+    if (written_engine(p, dot, &e)) return e;
     DotMma plan;
     const char *why = NULL;
-    /* sm_90a wgmma (opt-in): the mma layout with every warp along M (ir/dot_wgmma.h). */
     if (p->wgmma) {
         DotWgmma wg;
         if (dot_wgmma_plan(dot, p->num_warps, &wg, &why, p->tmp)) {
             if (remark && p->remarks)
                 diag_remark(p->d, dot->loc, "%s: dot: %s, %d warpgroup(s) along M", p->f->name, dot_wgmma_name(&wg, p->tmp),
                             wg.warps / 4);
-            return dot_wgmma_layout(&wg);
+            return dot_engine_wgmma(&wg);
         }
         if (remark && p->remarks) diag_remark(p->d, dot->loc, "%s: dot: not wgmma: %s", p->f->name, why);
     }
-    if (dot_mma_plan(dot, p->num_warps, &plan, &why, p->tmp)) {
+    if (p->target->mma_sync && dot_mma_plan(dot, p->num_warps, &plan, &why, p->tmp)) {
         if (remark && p->remarks)
             diag_remark(p->d, dot->loc, "%s: dot: %s, warps %dx%d", p->f->name, dot_mma_name(plan.kind), plan.w0,
                         plan.w1);
-        return dot_mma_layout(&plan);
+        return dot_engine_mma(&plan);
     }
+    if (!p->target->mma_sync) why = arena_printf(p->tmp, "target %s has no mma.sync", p->target->name);
     if (remark && p->remarks) diag_remark(p->d, dot->loc, "%s: dot: CUDA-core FMA loop, not mma.sync: %s", p->f->name, why);
-    return home(p, 2);
+    return dot_engine_fma();
+}
+
+/* A layout written in the input for a dot without an engine is kept; the engine is then the one
+ * whose accumulator layout it is, or the FMA loop (which takes any). */
+static DotEngine engine_for_layout(LayoutPass *p, Op *dot, const Layout *l) {
+    DotEngine e = dot_engine(p, dot, false);
+    Layout want = engine_layout(p, &e);
+    return e.kind != DOT_ENGINE_FMA && layout_equal(&want, l) ? e : dot_engine_fma();
 }
 
 static void note_shape(LayoutPass *p, const Type *t, SrcLoc loc) {
@@ -201,7 +239,10 @@ static Natural natural_uncached(LayoutPass *p, Value *v, int depth) {
     if (!op || depth >= NATURAL_MAX_DEPTH) return n;
     unsigned tr = ir_op_info[op->kind].traits;
     switch (op->kind) {
-    case OP_DOT: return (Natural){true, dot_layout(p, op, false)};
+    case OP_DOT: {
+        DotEngine e = dot_engine(p, op, false);
+        return (Natural){true, engine_layout(p, &e)};
+    }
     case OP_REDUCE: {
         Value *x = op->operands[0];
         if (!is_tile(x->type)) return n;
@@ -467,12 +508,22 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
         for (int i = 0; i < op->num_operands && i < nyield; i++)
             if (yield_tile[i]) demand(p, op, i, &yield_lays[i]);
         return;
-    case OP_DOT:
+    case OP_DOT: {
         if (!res || !is_tile(res->type) || res->type->rank != 2) break;
-        l = pinned(p, res) ? *pinned(p, res) : dot_layout(p, op, true); /* a written one is kept */
+        /* A written layout is kept; the engine is recorded either way, for the verifier, the back
+         * end and the reader of --emit=ir. */
+        const Layout *pl = pinned(p, res);
+        DotEngine e = pl ? engine_for_layout(p, op, pl) : dot_engine(p, op, true), was;
+        const char *why;
+        if (dot_engine_read(op, &was, &why, p->tmp) != DOT_ENGINE_OK || !dot_engine_equal(&was, &e)) {
+            dot_engine_record(p->m, op, &e);
+            p->changed = true;
+        }
+        l = pl ? *pl : engine_layout(p, &e);
         l = settle(p, res, &l, NULL, op, NULL, op->loc);
         demand(p, op, 2, &l); /* a and b: any layout, the lowering stages them through shared memory */
         return;
+    }
     case OP_REDUCE: {
         Value *x = op->operands[0];
         if (!res || !is_tile(x->type)) break;
@@ -607,7 +658,7 @@ static bool layout_kernel(IrModule *m, Func *f, PassContext *ctx) {
     int nw = kernel_num_warps(f, ctx);
     if (!nw) return false;
     LayoutPass p = {.m = m, .f = f, .d = ctx->diag, .tmp = arena_new(), .num_warps = nw, .remarks = ctx->remarks,
-                    .wgmma = ctx->wgmma && (!ctx->mcpu || !strcmp(ctx->mcpu, "sm_90a"))};
+                    .wgmma = ctx->wgmma && pass_target(ctx)->wgmma, .target = pass_target(ctx)};
     const Attr *a = ir_func_attr(f, "num_warps");
     if (!a) {
         ir_func_set_attr(m, f, "num_warps", ir_attr_int(m, nw));

@@ -5,14 +5,15 @@
 #define TILEC_PASS_H
 #include <stdbool.h>
 #include "../ir/ir.h"
+#include "../support/targets.h"
 
 typedef struct PassContext {
     DiagEngine *diag;
     bool remarks;        /* emit one remark per decision where a pass makes them */
     int num_warps;       /* warps per CTA for kernels without a `num_warps` attribute (0 = 4) */
-    const char *mcpu;    /* the NVPTX target ("sm_90a"...); NULL for the host target (the emulator has
-                            every tensor-core instruction) */
-    bool wgmma;          /* --wgmma: dots may use wgmma where mcpu allows it (sm_90a or host) */
+    const TgtTarget *target; /* the target's row (support/targets.def); NULL = `host` (the emulator,
+                            which has every tensor-core instruction). Read through pass_target. */
+    bool wgmma;          /* --wgmma: dots may use wgmma where the target has it (its wgmma column) */
     int num_stages;      /* software-pipelining stages for kernels without a `num_stages` attribute
                             (0 = 3; 1 = off; passes/pipeline.c) */
 } PassContext;
@@ -25,6 +26,9 @@ typedef struct PassInfo {
     bool (*run)(IrModule *m, PassContext *ctx);
     const char *summary;
 } PassInfo;
+
+/* ctx->target, or the `host` row when it is NULL. Never NULL. */
+const TgtTarget *pass_target(const PassContext *ctx);
 
 extern const PassInfo pass_registry[];
 extern const int pass_registry_count;

@@ -13,6 +13,8 @@ const PassInfo pass_registry[] = {
 };
 const int pass_registry_count = (int)(sizeof pass_registry / sizeof pass_registry[0]);
 
+const TgtTarget *pass_target(const PassContext *ctx) { return ctx->target ? ctx->target : tgt_host(); }
+
 const PassInfo *pass_find(const char *name) {
     if (!name) return NULL;
     for (int i = 0; i < pass_registry_count; i++)

@@ -19,14 +19,10 @@
  * even with 2 stages, num_stages < 2. Only the innermost loop holding a dot is touched: the dot
  * must be in the loop body itself. */
 #include "pass_util.h"
-#include "../backend/backend.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Shared memory assumed for the host target (the emulator): the smallest limit of the NVPTX
- * targets (sm_86/sm_89), so that a kernel checked in the emulator fits every GPU. */
-#define PIPE_HOST_SMEM 101376
 #define PIPE_MAX_STAGES 8
 
 typedef struct Pipe {
@@ -248,11 +244,11 @@ static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step)
 
 /* ------------------------------------------------------------ decisions */
 
-/* The shared memory the pipeline may use: the target's limit less the dot's own staging scratch
+/* The shared memory the pipeline may use: the target's limit (the host row's is the smallest GPU
+ * limit, so a kernel checked in the emulator fits every GPU) less the dot's own staging scratch
  * (the CUDA-core path stages a and b unpadded; the mma path padded: a bound for both). */
 static int64_t budget(Pipe *p, Op *dot) {
-    int64_t limit = p->ctx->mcpu ? be_smem_limit(p->ctx->mcpu) : PIPE_HOST_SMEM;
-    if (limit <= 0) limit = PIPE_HOST_SMEM;
+    int64_t limit = pass_target(p->ctx)->smem_per_cta;
     const Type *a = dot->operands[0]->type, *b = dot->operands[1]->type;
     int eb = ir_type_bits(a->elem) / 8;
     int64_t scratch = (a->dims[0] * (a->dims[1] + 16) + b->dims[0] * (b->dims[1] + 16)) * (eb ? eb : 1) + 32;

@@ -4,9 +4,10 @@
 #ifndef TILEC_TARGETS_H
 #define TILEC_TARGETS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-typedef struct TlTarget {
+typedef struct TgtTarget {
     const char *name;          /* "sm_80" ... "sm_90a", or "host" (the emulator) */
     int cc;                    /* compute capability x10 (90 for sm_90 and sm_90a); 0 for host */
     const char *ptx_features;  /* LLVM NVPTX feature string naming the PTX ISA ("+ptx80"); "" for host */
@@ -24,31 +25,45 @@ typedef struct TlTarget {
     int ffma_per_clk;          /* modelled: fp32 FFMA per SM per clock; 0 = not modelled */
     int mma_sync_macs_per_clk; /* modelled: f16/bf16 MACs per SM per clock through mma.sync */
     int wgmma_macs_per_clk;    /* modelled: f16/bf16 MACs per SM per clock through wgmma; 0 = none */
-} TlTarget;
+} TgtTarget;
 
-typedef struct TlGpu {
+typedef struct TgtGpu {
     const char *id, *name;     /* "H200", "H200 SXM" */
-    const char *target;        /* the TlTarget it runs ("sm_90"; sm_90a code runs there too) */
+    const char *target;        /* the TgtTarget it runs ("sm_90"; sm_90a code runs there too) */
     int sms;                   /* streaming multiprocessors */
     double boost_ghz;          /* clock the peaks below are quoted at */
     double dram_bytes_per_s;   /* datasheet DRAM bandwidth, bytes/s */
     double fp32_flops, tf32_flops, bf16_flops; /* datasheet dense peaks, FLOP/s (1 MAC = 2 FLOP) */
     double measured_dram_bytes_per_s, measured_bf16_flops; /* measured here; 0 = not measured */
-} TlGpu;
+} TgtGpu;
+
+/* The GPU rows' indexes (TGT_GPU_H200 ...) and their count, for arrays with one entry per GPU. */
+enum {
+#define GPU(id, ...) TGT_GPU_##id,
+#include "support/targets.def"
+    TGT_GPU_COUNT
+};
 
 /* The row named `name` ("sm_90a", "host"), or NULL when there is none. */
-const TlTarget *tgt_find(const char *name);
+const TgtTarget *tgt_find(const char *name);
 /* The default NVPTX target (sm_90). */
-const TlTarget *tgt_default(void);
+const TgtTarget *tgt_default(void);
+/* The `host` row: the SIMT emulator's target. */
+const TgtTarget *tgt_host(void);
+/* True for a GPU (NVPTX) row, false for `host`. */
+bool tgt_is_nvptx(const TgtTarget *t);
 /* Rows in table order; i in [0, tgt_count()). */
 int tgt_count(void);
-const TlTarget *tgt_at(int i);
+const TgtTarget *tgt_at(int i);
 /* GPU rows; i in [0, tgt_gpu_count()). */
 int tgt_gpu_count(void);
-const TlGpu *tgt_gpu_at(int i);
+const TgtGpu *tgt_gpu_at(int i);
 /* True when code for target t runs on the GPU g (same cc; sm_90a runs on an sm_90 GPU). */
-bool tgt_gpu_runs(const TlGpu *g, const TlTarget *t);
+bool tgt_gpu_runs(const TgtGpu *g, const TgtTarget *t);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a": the NVPTX target names for messages (static storage). */
 const char *tgt_nvptx_names(void);
+/* The same list written into buf (n bytes; truncated, always NUL-terminated when n > 0); with
+ * wgmma_only, only the rows that have wgmma ("sm_90a"). */
+void tgt_nvptx_list(char *buf, size_t n, bool wgmma_only);
 
 #endif

@@ -22,7 +22,7 @@ static bool compile(const char *text, BeTargetKind target, BeEmitKind emit, char
     IrModule *m = ir_parse("t.tir", text, d);
     bool ok = false;
     if (m) {
-        BeOptions opt = {.target = target, .mcpu = target == BE_TARGET_NVPTX ? "sm_90" : NULL, .opt_level = 2};
+        BeOptions opt = {.target = target, .tgt = target == BE_TARGET_NVPTX ? tgt_find("sm_90") : NULL, .opt_level = 2};
         ok = be_compile(m, &opt, emit, d, out);
         ir_module_free(m);
     }
@@ -111,6 +111,20 @@ int main(void) {
                  "module {\n kernel @k(%a: i64, %v: f32) {\n  %p = cast %a : ptr<f32, 3>\n"
                  "  %0 = atomic_add %p, %v : f32\n  return\n }\n}\n",
                  "t.tir:4:8: error: atomic_add through a shared-memory pointer is not supported");
+    /* A dot's engine is the layout pass's record (ir/dot_engine.h): none, or one the dot's layout
+     * contradicts, is an error at the dot, not a decision the back end makes again. */
+    expect_error("dot without an engine",
+                 "module {\n kernel @k() attributes {num_warps = 4} {\n"
+                 "  %0 = const {value = 1.0} : tile<f32>[32, 32]" L2 "\n"
+                 "  %1 = dot %0, %0, %0 : tile<f32>[32, 32]" L2 "\n  return\n }\n}\n",
+                 "t.tir:4:8: error: dot without a valid engine attribute (none): run the layout pass first");
+    expect_error("dot engine against its layout",
+                 "module {\n kernel @k() attributes {num_warps = 4} {\n"
+                 "  %0 = const {value = 1.0} : tile<bf16>[32, 32]" L2 "\n"
+                 "  %1 = const {value = 0.0} : tile<f32>[32, 32]" L2 "\n"
+                 "  %2 = dot %0, %0, %1 {engine = mma_m16n8k16, warps = [2, 2]} : tile<f32>[32, 32]" L2 "\n"
+                 "  return\n }\n}\n",
+                 "t.tir:5:8: error: dot cannot run on engine mma_m16n8k16: the accumulator's layout is not the engine's");
     expect_ok("graph skipped",
               "module {\n kernel @k() {\n  return\n }\n"
               " graph @g(%a: tensor<f32>[4]) -> (tensor<f32>[4]) {\n  return %a\n }\n}\n");

@@ -165,7 +165,39 @@ static void test_fragments(void) {
 /* tests/zoo/matmul.tile for the host with the given options (stages: cp.async pipeline stages, 0 =
  * the default 3, 1 = off); *uses_wgmma receives whether the LLVM IR calls tl_emu_wgmma (the dot took
  * the wgmma path). NULL when it does not compile. */
+static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
+                                     bool *uses_wgmma);
+
 static TlrtModule *compile_matmul(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, bool *uses_wgmma) {
+    return compile_matmul_as(dt, bm, bn, bk, warps, stages, wgmma, NULL, uses_wgmma);
+}
+
+/* The IR text of src with `attrs` ("{engine = ...}") written on its one dot (ir/dot_engine.h), after
+ * the default passes and before the code-generation ones (so the layout pass finds it written). */
+static char *with_engine(const char *path, const char *src, size_t len, TlCompileOptions opt, const char *attrs,
+                         size_t *n) {
+    char *ir = NULL;
+    opt.emit = TL_EMIT_IR;
+    TlStatus st = tl_compile(path, src, len, &opt, &ir, n);
+    CHECK(st == TL_OK);
+    char *dot = st == TL_OK ? strstr(ir, " = dot ") : NULL;
+    char *colon = dot ? strstr(dot, " : ") : NULL;
+    CHECK(colon != NULL);
+    if (!colon) return free(ir), NULL;
+    size_t head = (size_t)(colon - ir), alen = strlen(attrs);
+    char *out = malloc(*n + alen + 2);
+    memcpy(out, ir, head);
+    out[head] = ' ';
+    memcpy(out + head + 1, attrs, alen);
+    memcpy(out + head + 1 + alen, colon, *n - head + 1);
+    *n += alen + 1;
+    free(ir);
+    return out;
+}
+
+/* compile_matmul with `engine` (attributes for the dot, NULL = the layout pass decides). */
+static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
+                                     bool *uses_wgmma) {
     char path[512], defs_txt[4][32];
     snprintf(path, sizeof path, "%s/tests/zoo/matmul.tile", TILEC_SOURCE_DIR);
     size_t len;
@@ -184,6 +216,12 @@ static TlrtModule *compile_matmul(Dt dt, int bm, int bn, int bk, int warps, int 
     opt.num_warps = warps;
     opt.wgmma = wgmma;
     opt.num_stages = stages;
+    if (engine) {
+        char *ir = with_engine(path, src, len, opt, engine, &len);
+        free(src);
+        if (!(src = ir)) return NULL;
+        opt.input_kind = TL_INPUT_IR;
+    }
     char *out = NULL;
     size_t n = 0;
     opt.emit = TL_EMIT_LLVM;
@@ -283,6 +321,30 @@ static void test_gemms(void) {
     if (m) check_gemm(m, BF16, 64, 64, 101, 69, 103, 105, 75, 71, "no --wgmma"), tlrt_module_unload(m);
 }
 
+/* Engines written on the dot (ir/dot_engine.h) are what runs, with the right numbers: the FMA loop
+ * where wgmma and mma.sync would be eligible, mma.sync on another warp grid than the layout pass's,
+ * and wgmma with a narrower instruction than the pass's (two m64n32k16 per 64 columns). */
+static void test_written_engines(void) {
+    const struct {
+        const char *attrs, *what;
+        bool wgmma;
+    } cases[] = {
+        {"{engine = fma}", "written fma", false},
+        {"{engine = mma_m16n8k16, warps = [2, 2]}", "written mma 2x2", false},
+        {"{engine = wgmma_m64n32k16, warps = [4, 1]}", "written wgmma n32", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        for (int stages = 0; stages <= 1; stages++) {
+            bool uses = !cases[i].wgmma;
+            TlrtModule *m = compile_matmul_as(BF16, 64, 64, 32, 4, stages, true, cases[i].attrs, &uses);
+            CHECK(uses == cases[i].wgmma); /* --wgmma asks, but the written engine wins */
+            if (!m) continue;
+            check_gemm(m, BF16, 64, 64, 101, 69, 103, 105, 75, 71, cases[i].what);
+            tlrt_module_unload(m);
+        }
+    }
+}
+
 int main(void) {
     int early = emu_test_begin("test_dot_wgmma", "tl_emu_wgmma");
     if (early >= 0) return early;
@@ -290,6 +352,7 @@ int main(void) {
     test_descriptor();
     test_fragments();
     test_gemms();
+    test_written_engines();
     tlrt_destroy(ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);

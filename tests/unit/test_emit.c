@@ -34,7 +34,7 @@ typedef struct T {
 /* A kernel `name(ptr addrspace(1) x, i32 n)` with the builder in its entry block. */
 static void t_init_o(T *t, BeTargetKind target, const char *mcpu, BeDebug debug, const char *name, int olevel) {
     memset(t, 0, sizeof *t);
-    t->opt = (BeOptions){.target = target, .mcpu = mcpu, .opt_level = olevel, .debug = debug};
+    t->opt = (BeOptions){.target = target, .tgt = mcpu ? tgt_find(mcpu) : NULL, .opt_level = olevel, .debug = debug};
     t->diag_out = tmpfile();
     t->d = diag_new(t->diag_out);
     t->arena = arena_new();
@@ -182,7 +182,7 @@ static void test_nvptx_hooks(const char *mcpu, int64_t smem, const char *arch, i
     CHECK(strstr(s, "__nv_") == NULL);         /* libdevice linked and inlined */
     CHECK(strstr(s, "__nvvm_reflect") == NULL); /* reflect resolved */
     CHECK(strstr(s, "%ctaid.x") != NULL && strstr(s, "%nctaid.y") != NULL && strstr(s, "%tid.x") != NULL);
-    if (smem > 48 * 1024) CHECK(strstr(s, ".extern .shared .align 16 .b8 __tl_smem_k[]") != NULL);
+    if (smem > tgt_find(mcpu)->static_smem_max) CHECK(strstr(s, ".extern .shared .align 16 .b8 __tl_smem_k[]") != NULL);
     else if (smem > 0) {
         char want[96];
         snprintf(want, sizeof want, ".shared .align 16 .b8 __tl_smem_k[%lld]", (long long)smem);
@@ -308,10 +308,11 @@ static void test_host_bf16(void) {
 
 static void test_errors(void) {
     T t;
-    t_init(&t, BE_TARGET_NVPTX, "sm_70", BE_DEBUG_NONE, "k");
+    /* The host row is no NVPTX target. */
+    t_init(&t, BE_TARGET_NVPTX, "host", BE_DEBUG_NONE, "k");
     CHECK(!t.ok);
     char *dg = t_diags(&t);
-    CHECK(strstr(dg, "unsupported NVPTX target 'sm_70'") != NULL);
+    CHECK(strstr(dg, "'host' is not an NVPTX target (expected sm_80") != NULL);
     free(dg);
     t_free(&t);
 
@@ -352,12 +353,14 @@ static void test_errors(void) {
 
 #endif /* HAVE_LLVM_C */
 
-static void test_smem_limits(void) {
-    CHECK(be_smem_limit("sm_80") == 166912);
-    CHECK(be_smem_limit("sm_86") == 101376 && be_smem_limit("sm_89") == 101376);
-    CHECK(be_smem_limit("sm_90") == 232448 && be_smem_limit("sm_90a") == 232448);
-    CHECK(be_smem_limit("sm_75") == 0 && be_smem_limit(NULL) == 0);
-    CHECK(be_mcpu_supported("sm_90a") && !be_mcpu_supported("sm_100") && !be_mcpu_supported(""));
+/* The row the back end compiles for: the given NVPTX row, tgt_default() without one, host's for host. */
+static void test_target_rows(void) {
+    BeOptions o = {.target = BE_TARGET_NVPTX};
+    CHECK(be_target(&o) == tgt_default());
+    o.tgt = tgt_find("sm_80");
+    CHECK(be_target(&o) == tgt_find("sm_80"));
+    o.target = BE_TARGET_HOST;
+    CHECK(be_target(&o) == tgt_host());
 }
 
 static void test_metadata(void) {
@@ -383,7 +386,7 @@ static void test_metadata(void) {
                       ir_attr_array(m, NULL, 0)};
     ir_func_set_attr(m, f, "view_dims", ir_attr_array(m, vdims, 4));
     ir_func_set_attr(m, f, "note", ir_attr_string(m, "not a const"));
-    BeOptions opt = {.target = BE_TARGET_NVPTX, .mcpu = "sm_80"};
+    BeOptions opt = {.target = BE_TARGET_NVPTX, .tgt = tgt_find("sm_80")};
     StrBuf sb = {0};
     be_meta_begin(&sb);
     be_meta_kernel(&sb, f, &opt, 8, 65536);
@@ -424,7 +427,7 @@ static bool have_libdevice(void) {
 }
 
 int main(void) {
-    test_smem_limits();
+    test_target_rows();
     test_metadata();
 #ifdef HAVE_LLVM_C
     if (!have_libdevice()) {
