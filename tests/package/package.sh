@@ -7,6 +7,7 @@
 #            exported symbols (the public API only); examples/aot configured with find_package and built
 #            with cubins when ptxas exists, again with TILEC_PTX_ONLY=ON, and with its Makefile through
 #            pkg-config; each run on the emulator, checked against its float64 reference;
+#            and a plug-in embedding it, opened with RTLD_LOCAL (tests/package/plugin);
 #   rebuild: tests/package/rebuild (two targets, one .tile each): editing one .tile rebuilds that
 #            target and not the other; a second build does nothing.
 # Exit 77 (skip) in a sanitizer build: its libraries need the sanitizer runtimes loaded first, which a
@@ -88,6 +89,12 @@ if [ "$mode" = install ]; then
   PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -C "$tmp/mk" > "$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; fail "make with pkg-config"; }
   "$tmp/mk/build/softmax_aot" | tee "$tmp/run3.log"
   grep -q 'kernels: host code (emulator)' "$tmp/run3.log" || fail "the Makefile build did not run the embedded host code"
+  # ---- a plug-in opened with RTLD_LOCAL: libtilert is outside the global scope, kernels still resolve
+  kinc=$tmp/aot/build/tilec_kernels/softmax_aot
+  cc -std=c17 -shared -fPIC -o "$tmp/plugin.so" "$src/tests/package/plugin/plugin.c" "$kinc/scaled_softmax.tile.c" \
+     -I"$kinc/include" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tilert) -lm
+  cc -std=c17 -o "$tmp/host" "$src/tests/package/plugin/host.c" -ldl
+  "$tmp/host" "$tmp/plugin.so" || fail "the RTLD_LOCAL plug-in"
   echo "package.install: OK"
   exit 0
 fi
