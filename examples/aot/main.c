@@ -1,12 +1,12 @@
 /* A C program that ships its own tilec kernel, compiled ahead of time into the executable
- * (README.md, "Ahead of time in your own project"): scaled_softmax.tile's cubins, PTX and host code
- * are embedded by tilec_add_kernels (CMakeLists.txt) or by the Makefile (pkg-config), and
- * tilec_load_scaled_softmax picks the one that suits the device: the cubin for the GPU's
+ * (README.md, "Ahead of time in your own project"): rms_norm.tile's cubins, PTX and host code are
+ * embedded by tilec_add_kernels (CMakeLists.txt) or by the Makefile (pkg-config), and
+ * tilec_load_rms_norm picks the one that suits the device: the cubin for the GPU's
  * architecture, PTX for a newer GPU, the SIMT emulator's host code without a GPU. No kernel files
  * travel with the program.
  *
- * It runs the kernel on random rows and checks every element against a float64 reference:
- * |y - ref| <= 1e-5 * (1 + |ref|) (f32 exp and sum over at most 1000 columns). Random inputs are
+ * It runs the kernel (RMSNorm of each row) on random rows and weights and checks every element against
+ * a float64 reference: |y - ref| <= 1e-5 * (1 + |ref|) (an f32 sum of 1000 squares, one sqrt). Random inputs are
  * seeded from TILEC_SEED or the clock, and the seed is printed. Exit status 0 when every element
  * passes, 1 otherwise, 3 when the runtime fails. TILE_DEVICE=emu|cuda chooses the device. */
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "scaled_softmax.tile.h" /* generated: tilec_load_scaled_softmax */
+#include "rms_norm.tile.h" /* generated: tilec_load_rms_norm */
 
 #define TRY(ctx, call)                                                                                  \
     do {                                                                                                \
@@ -33,7 +33,7 @@ static float uniform(uint64_t *s, float lo, float hi) { /* xorshift64* */
 
 int main(void) {
     enum { M = 37, N_COLS = 1000, STRIDE = 1024 };
-    const float inv_temp = 0.7f;
+    const float eps = 1e-5f;
     const char *env = getenv("TILEC_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     if (!seed) seed = 1;
@@ -45,44 +45,50 @@ int main(void) {
         return 3;
     }
     TlrtModule *m = NULL;
-    TRY(ctx, tilec_load_scaled_softmax(ctx, &m));
+    TRY(ctx, tilec_load_rms_norm(ctx, &m));
     printf("device: %s; kernels: %s\n", tlrt_device_name(ctx), tlrt_module_image(m));
 
     size_t n = (size_t)M * STRIDE;
-    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    if (!x || !y) return 3;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *w = malloc(N_COLS * sizeof *w);
+    if (!x || !y || !w) return 3;
     uint64_t s = seed;
     for (size_t i = 0; i < n; i++) x[i] = uniform(&s, -4.0f, 4.0f), y[i] = NAN; /* y poisoned */
-    void *dx = NULL, *dy = NULL;
+    for (int c = 0; c < N_COLS; c++) w[c] = uniform(&s, 0.5f, 1.5f);
+    void *dx = NULL, *dy = NULL, *dw = NULL;
     TRY(ctx, tlrt_malloc(ctx, n * sizeof *x, &dx));
     TRY(ctx, tlrt_malloc(ctx, n * sizeof *y, &dy));
+    TRY(ctx, tlrt_malloc(ctx, N_COLS * sizeof *w, &dw));
     TRY(ctx, tlrt_memcpy_htod(ctx, dx, x, n * sizeof *x));
     TRY(ctx, tlrt_memcpy_htod(ctx, dy, y, n * sizeof *y));
-    TlrtArg args[] = {tlrt_arg_ptr(dx), tlrt_arg_ptr(dy), tlrt_arg_i32(N_COLS), tlrt_arg_i32(STRIDE), tlrt_arg_f32(inv_temp)};
-    TRY(ctx, tlrt_launch(m, "scaled_softmax", (unsigned[]){M, 1, 1}, args, 5, NULL));
+    TRY(ctx, tlrt_memcpy_htod(ctx, dw, w, N_COLS * sizeof *w));
+    TlrtArg args[] = {tlrt_arg_ptr(dx), tlrt_arg_ptr(dw), tlrt_arg_ptr(dy), tlrt_arg_i32(N_COLS), tlrt_arg_i32(STRIDE),
+                      tlrt_arg_f32(eps)};
+    TRY(ctx, tlrt_launch(m, "rms_norm", (unsigned[]){M, 1, 1}, args, 6, NULL));
     TRY(ctx, tlrt_memcpy_dtoh(ctx, y, dy, n * sizeof *y));
 
     double max_err = 0;
     size_t bad = 0;
     for (int r = 0; r < M; r++) {
         const float *xr = x + (size_t)r * STRIDE;
-        double mx = -INFINITY, sum = 0;
-        for (int c = 0; c < N_COLS; c++) mx = fmax(mx, xr[c]);
-        for (int c = 0; c < N_COLS; c++) sum += exp(((double)xr[c] - mx) * inv_temp);
+        double ss = 0;
+        for (int c = 0; c < N_COLS; c++) ss += (double)xr[c] * xr[c];
+        double inv_rms = 1.0 / sqrt(ss / N_COLS + eps);
         for (int c = 0; c < N_COLS; c++) {
-            double ref = exp(((double)xr[c] - mx) * inv_temp) / sum, got = y[(size_t)r * STRIDE + c];
+            double ref = xr[c] * inv_rms * w[c], got = y[(size_t)r * STRIDE + c];
             double err = fabs(got - ref);
             if (!(err <= 1e-5 * (1 + fabs(ref)))) bad++; /* NaN fails */
             if (err > max_err || isnan(err)) max_err = err;
         }
     }
-    printf("scaled_softmax [%d x %d]: max abs error %.3g vs float64, %zu of %d elements out of tolerance\n", M, N_COLS,
-           max_err, bad, M * N_COLS);
+    printf("rms_norm [%d x %d]: max abs error %.3g vs float64, %zu of %d elements out of tolerance\n", M, N_COLS, max_err,
+           bad, M * N_COLS);
     tlrt_free(ctx, dx);
     tlrt_free(ctx, dy);
+    tlrt_free(ctx, dw);
     tlrt_module_unload(m);
     tlrt_destroy(ctx);
     free(x);
     free(y);
+    free(w);
     return bad ? 1 : 0;
 }

@@ -22,7 +22,8 @@ esac
 tmp=$(mktemp -d /tmp/tilec-package.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-export TILE_DEVICE=emu TILEC_CACHE_DIR=
+# No libdevice, as on a machine without the CUDA toolkit: the example must not depend on it.
+export TILE_DEVICE=emu TILEC_CACHE_DIR= TILEC_LIBDEVICE=/nonexistent/libdevice.10.bc
 unset CMAKE_PREFIX_PATH PKG_CONFIG_PATH || true
 
 cmake --install "$build" --prefix "$tmp/installed" > "$tmp/install.log"
@@ -62,7 +63,7 @@ if [ "$mode" = install ]; then
   cmake -S "$tmp/aot" -B "$tmp/aot/build" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/configure.log" 2>&1 ||
     { cat "$tmp/configure.log"; fail "configuring examples/aot"; }
   cmake --build "$tmp/aot/build" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "building examples/aot"; }
-  gen=$tmp/aot/build/tilec_kernels/softmax_aot/scaled_softmax.tile.c
+  gen=$tmp/aot/build/tilec_kernels/rmsnorm_aot/rms_norm.tile.c
   if [ -n "$ptxas" ] && [ -x "$ptxas" ]; then
     for a in sm_80 sm_90; do grep -q "{TLRT_IMAGE_CUBIN, ${a#sm_}, 0," "$gen" || fail "no $a cubin embedded"; done
     grep -q '{TLRT_IMAGE_PTX, 90, 0,' "$gen" || fail "no sm_90 PTX embedded for the JIT"
@@ -71,7 +72,7 @@ if [ "$mode" = install ]; then
   fi
   grep -q '{TLRT_IMAGE_HOST,' "$gen" || fail "no host code embedded"
   if grep -rIl -- "$build/" "$tmp/aot/build"; then fail "the example's build refers to the tilec build tree"; fi
-  "$tmp/aot/build/softmax_aot" | tee "$tmp/run.log"
+  "$tmp/aot/build/rmsnorm_aot" | tee "$tmp/run.log"
   grep -q 'kernels: host code (emulator)' "$tmp/run.log" || fail "the example did not run the embedded host code"
 
   # ---- PTX only (as without ptxas)
@@ -79,19 +80,19 @@ if [ "$mode" = install ]; then
     { cat "$tmp/configure2.log"; fail "configuring examples/aot with TILEC_PTX_ONLY"; }
   grep -q 'kernels are embedded as PTX only' "$tmp/configure2.log" || fail "no configure message about PTX only"
   cmake --build "$tmp/aot/ptx" > "$tmp/build2.log" 2>&1 || { cat "$tmp/build2.log"; fail "building PTX only"; }
-  gen=$tmp/aot/ptx/tilec_kernels/softmax_aot/scaled_softmax.tile.c
+  gen=$tmp/aot/ptx/tilec_kernels/rmsnorm_aot/rms_norm.tile.c
   if grep -q TLRT_IMAGE_CUBIN "$gen"; then fail "TILEC_PTX_ONLY embedded a cubin"; fi
   for cc in 80 90; do grep -q "{TLRT_IMAGE_PTX, $cc, 0," "$gen" || fail "PTX only: no sm_$cc PTX"; done
-  "$tmp/aot/ptx/softmax_aot" > "$tmp/run2.log" || { cat "$tmp/run2.log"; fail "the PTX-only build did not run"; }
+  "$tmp/aot/ptx/rmsnorm_aot" > "$tmp/run2.log" || { cat "$tmp/run2.log"; fail "the PTX-only build did not run"; }
 
   # ---- pkg-config and a plain Makefile
   cp -r "$src/examples/aot" "$tmp/mk"
   PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -C "$tmp/mk" > "$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; fail "make with pkg-config"; }
-  "$tmp/mk/build/softmax_aot" | tee "$tmp/run3.log"
+  "$tmp/mk/build/rmsnorm_aot" | tee "$tmp/run3.log"
   grep -q 'kernels: host code (emulator)' "$tmp/run3.log" || fail "the Makefile build did not run the embedded host code"
   # ---- a plug-in opened with RTLD_LOCAL: libtilert is outside the global scope, kernels still resolve
-  kinc=$tmp/aot/build/tilec_kernels/softmax_aot
-  cc -std=c17 -shared -fPIC -o "$tmp/plugin.so" "$src/tests/package/plugin/plugin.c" "$kinc/scaled_softmax.tile.c" \
+  kinc=$tmp/aot/build/tilec_kernels/rmsnorm_aot
+  cc -std=c17 -shared -fPIC -o "$tmp/plugin.so" "$src/tests/package/plugin/plugin.c" "$kinc/rms_norm.tile.c" \
      -I"$kinc/include" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tilert) -lm
   cc -std=c17 -o "$tmp/host" "$src/tests/package/plugin/host.c" -ldl
   "$tmp/host" "$tmp/plugin.so" || fail "the RTLD_LOCAL plug-in"
