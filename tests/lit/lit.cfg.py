@@ -17,6 +17,8 @@ lit_config.load_config(config, site)
 config.test_exec_root = os.path.join(config.tilec_build_dir, "tests", "lit")
 
 config.substitutions.append(("%expect-exit", "sh " + os.path.join(os.path.dirname(__file__), "Inputs", "expect-exit.sh")))
+config.substitutions.append(("%tilec-embed", os.path.join(config.tilec_bin_dir, "tilec-embed")))
+config.substitutions.append(("%tilec_include", os.path.join(config.tilec_src_dir, "include")))
 config.substitutions.append(("%tilec", os.path.join(config.tilec_bin_dir, "tilec")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.substitutions.append(("FileCheck", config.filecheck))
