@@ -20,6 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" { /* C++ programs link the same C symbols */
+#endif
 
 typedef enum TlrtStatus {
     TLRT_OK = 0,
@@ -241,4 +244,7 @@ TlrtStatus tlrt_stream_wrap(TlrtContext *ctx, void *cu_stream, TlrtStream **out)
 /* The CUstream under s (to pass to CUDA runtime calls: (cudaStream_t)tlrt_stream_native(s)); NULL on the
  * emulator and for the default stream. */
 void *tlrt_stream_native(const TlrtStream *s);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -96,6 +96,18 @@ if [ "$mode" = install ]; then
      -I"$kinc/include" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tilert) -lm
   cc -std=c17 -o "$tmp/host" "$src/tests/package/plugin/host.c" -ldl
   "$tmp/host" "$tmp/plugin.so" || fail "the RTLD_LOCAL plug-in"
+  # ---- C++: the generated header and tilert.h declare C linkage
+  if command -v c++ > /dev/null; then
+    printf '%s\n' '#include "rms_norm.tile.h"' 'int main() {' '  TlrtContext *ctx = nullptr; TlrtModule *m = nullptr;' \
+      '  if (tlrt_create(TLRT_DEVICE_EMU, &ctx) != TLRT_OK || tilec_load_rms_norm(ctx, &m) != TLRT_OK) return 1;' \
+      '  int n = tlrt_module_kernel_count(m); tlrt_module_unload(m); tlrt_destroy(ctx); return n == 1 ? 0 : 1;' '}' > "$tmp/cxx.cpp"
+    cc -std=c17 -c -o "$tmp/kernels.o" -I"$prefix/include" "$kinc/rms_norm.tile.c"
+    c++ -std=c++17 -Wall -Werror -o "$tmp/cxx" -I"$kinc/include" "$tmp/cxx.cpp" "$tmp/kernels.o" \
+        $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tilert)
+    "$tmp/cxx" || fail "a C++ program could not load the embedded module"
+  else
+    echo "note: no C++ compiler (c++): the C++ check did not run"
+  fi
   echo "package.install: OK"
   exit 0
 fi
