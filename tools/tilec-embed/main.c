@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct Image {
@@ -130,8 +131,15 @@ static void put_string(FILE *f, const char *s) {
     fputs("\"", f);
 }
 
-/* Opens path.tmp.XXXXXX for writing; commit() renames it over path. */
+/* Opens path.tmp.XXXXXX for writing; commit() renames it over path. A path that exists and is not a
+ * regular file (/dev/null, a pipe) is opened as it is (tmp = ""): renaming over a device would
+ * replace it with a file. */
 static FILE *open_tmp(const char *path, char *tmp, size_t n) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        tmp[0] = 0;
+        return fopen(path, "w");
+    }
     if ((size_t)snprintf(tmp, n, "%s.tmp.XXXXXX", path) >= n) return NULL;
     int fd = mkstemp(tmp);
     if (fd < 0) return NULL;
@@ -146,6 +154,7 @@ static FILE *open_tmp(const char *path, char *tmp, size_t n) {
 static bool commit(FILE *f, const char *tmp, const char *path) {
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
+    if (!tmp[0]) return ok;
     if (ok && rename(tmp, path) == 0) return true;
     unlink(tmp);
     return false;
@@ -166,13 +175,13 @@ static int write_source(const char *out, const char *symbol, const char *name, c
         unsigned char *data = (unsigned char *)read_file(im[i].file, &len);
         if (!data) {
             fprintf(stderr, "tilec-embed: cannot read %s: %s\n", im[i].file, strerror(errno));
-            fclose(f), unlink(tmp);
+            fclose(f), tmp[0] ? unlink(tmp) : 0;
             return 3;
         }
         bool ptx = !strcmp(im[i].kind, "TLRT_IMAGE_PTX");
         if (ptx && (strlen((char *)data) != len || !strstr((char *)data, "tilec-metadata"))) {
             fprintf(stderr, "tilec-embed: %s is not PTX written by tilec (no metadata block)\n", im[i].file);
-            free(data), fclose(f), unlink(tmp);
+            free(data), fclose(f), tmp[0] ? unlink(tmp) : 0;
             return 3;
         }
         fprintf(f, "\n/* %s */\nstatic const unsigned char image%d[] __attribute__((aligned(16))) = {", im[i].file, i);
@@ -185,7 +194,7 @@ static int write_source(const char *out, const char *symbol, const char *name, c
             if (!meta) {
                 fprintf(stderr, "tilec-embed: %s: %s\n", im[i].meta_from,
                         ptxt ? "no tilec metadata block (tilec-metadata ... end) in it" : strerror(errno));
-                free(ptxt), fclose(f), unlink(tmp);
+                free(ptxt), fclose(f), tmp[0] ? unlink(tmp) : 0;
                 return 3;
             }
             fprintf(f, "static const char meta%d[] =", i);
