@@ -90,6 +90,7 @@ static TlrtStatus cuda_init(TlrtContext *ctx) {
     cu->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
     cu->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev);
     snprintf(ctx->device_name, sizeof ctx->device_name, "%s (sm_%d%d)", name, major, minor);
+    ctx->cc = major * 10 + minor;
     return TLRT_OK;
 }
 
@@ -170,9 +171,13 @@ static void kernel_names(const RtMeta *meta, char *buf, size_t n) {
     }
 }
 
-static TlrtStatus cuda_module_load(TlrtContext *ctx, const char *src, bool is_text, RtMeta *meta, void **dev_module) {
+/* PTX is JIT-compiled by the driver; a cubin (ptxas output, an ELF image) is loaded as it is. Both go
+ * through cuModuleLoadDataEx, which tells them apart by the ELF magic. */
+static TlrtStatus cuda_module_load(TlrtContext *ctx, const RtCode *code, RtMeta *meta, void **dev_module) {
     CudaDev *d = ctx->dev;
-    if (!is_text) return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "the CUDA device loads PTX text, not '%s'", src);
+    if (code->kind != RT_CODE_PTX && code->kind != RT_CODE_CUBIN)
+        return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "the CUDA device loads PTX or cubins, not %s", code->what);
+    const void *src = code->data;
     TlrtStatus st = bind(ctx);
     if (st) return st;
     char *errlog = calloc(1, JIT_LOG_BYTES), *infolog = calloc(1, JIT_LOG_BYTES);

@@ -145,6 +145,18 @@ typedef struct RtAbiArgs {
 } RtAbiArgs;
 
 /* ---- device back ends */
+/* The code a back end loads: PTX text (NUL-terminated, size excludes the NUL) or a cubin for CUDA; a
+ * host shared object for the emulator, as a file (data = its path, NUL-terminated, with a '/') or as
+ * an image in memory (data, size: a module embedded in the program, runtime/embedded.c). `what`
+ * names it in messages ("'k.ptx'", "embedded module saxpy (cubin sm_80)"). */
+typedef enum RtCodeKind { RT_CODE_PTX, RT_CODE_CUBIN, RT_CODE_SO_PATH, RT_CODE_SO_IMAGE } RtCodeKind;
+typedef struct RtCode {
+    RtCodeKind kind;
+    const void *data;
+    size_t size;
+    const char *what;
+} RtCode;
+
 typedef struct RtDeviceOps {
     const char *name; /* "cuda" | "emu" */
     TlrtStatus (*init)(TlrtContext *ctx);
@@ -154,10 +166,11 @@ typedef struct RtDeviceOps {
     TlrtStatus (*htod)(TlrtContext *ctx, void *dst, const void *src, size_t bytes);
     TlrtStatus (*dtoh)(TlrtContext *ctx, void *dst, const void *src, size_t bytes);
     TlrtStatus (*memset_)(TlrtContext *ctx, void *dst, uint8_t byte, size_t bytes);
-    /* Loads the code (path, or PTX text when is_text) and sets every variant's handle; *dev_module
-     * receives the back end's module object. The metadata is already parsed into meta. */
-    /* If meta is empty (a .so: binary, parsed by nobody yet), the back end fills it (emu: from `tilec_metadata`). */
-    TlrtStatus (*module_load)(TlrtContext *ctx, const char *src, bool is_text, RtMeta *meta, void **dev_module);
+    /* Loads the code and sets every variant's handle; *dev_module receives the back end's module
+     * object. The metadata is already parsed into meta, except for host code (binary, parsed by
+     * nobody yet) where meta is empty and the back end fills it from `tilec_metadata`. A kind the back
+     * end cannot run is TLRT_ERR_UNSUPPORTED. */
+    TlrtStatus (*module_load)(TlrtContext *ctx, const RtCode *code, RtMeta *meta, void **dev_module);
     void (*module_unload)(TlrtContext *ctx, void *dev_module);
     TlrtStatus (*launch)(TlrtContext *ctx, const RtVariant *v, const unsigned grid[3], RtAbiArgs *args, TlrtStream *s);
     TlrtStatus (*stream_create)(TlrtContext *ctx, void **out);
@@ -183,9 +196,11 @@ struct TlrtContext {
     char device_name[128];
     char err[4096];        /* tlrt_last_error */
     void *dev;             /* back-end state */
+    int cc;                /* CUDA: the device's compute capability, 10 * major + minor (90); emulator: 0 */
 };
 
-struct TlrtStream { TlrtContext *ctx; void *dev; bool capturing; };
+/* borrowed: a stream of the caller's (tlrt_stream_wrap), never destroyed by libtilert. */
+struct TlrtStream { TlrtContext *ctx; void *dev; bool capturing; bool borrowed; };
 
 /* A loaded module (runtime/runtime.c builds it; runtime/launch.c launches from it). kernels: the
  * distinct variant_of names in first-appearance order, borrowed from meta. */
@@ -196,6 +211,7 @@ struct TlrtModule {
     int nkernels;
     const char **kernels;
     const RtVariant *last;   /* the variant of the last successful tlrt_launch, or NULL */
+    char image[96];          /* what was loaded: "PTX", "cubin sm_80", "host code" ... (tlrt_module_image) */
 };
 
 /* ---- plans: expressions (runtime/plan_expr.c) */
@@ -295,6 +311,14 @@ struct TlrtPlan {
 TlrtStatus rt_plan_create_from_text(TlrtModule *m, const char *text, TlrtPlan **out);
 /* Frees every buffer and pbuffer the plan holds (the prepares run again at the next run). */
 void rt_plan_release(TlrtPlan *p);
+
+/* ---- the front end's helpers (runtime/runtime.c) */
+/* TLRT_OK for a context whose device was initialised; else TLRT_ERR_INVALID (message names `call`). */
+TlrtStatus rt_usable(TlrtContext *ctx, const char *call);
+/* Loads code whose metadata (PTX, cubin) is parsed into meta, or meta empty for host code, taking
+ * ownership of meta. tlrt_module_image then says the kind of code ("PTX", "cubin", "host code"); a
+ * caller may refine it (runtime/embedded.c adds the architecture). */
+TlrtStatus rt_module_load_code(TlrtContext *ctx, const RtCode *code, RtMeta *meta, TlrtModule **out);
 
 /* Sets ctx->err (printf style) and returns st: `return rt_fail(ctx, TLRT_ERR_ARGS, "...", ...)`. */
 TlrtStatus rt_fail(TlrtContext *ctx, TlrtStatus st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

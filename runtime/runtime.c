@@ -55,6 +55,7 @@ static TlrtStatus init_kind(TlrtContext *ctx, TlrtDeviceKind kind) {
     ctx->device_name[0] = 0;
     ctx->err[0] = 0;
     ctx->dev = NULL;
+    ctx->cc = 0;
     TlrtStatus st = ops->init(ctx);
     if (st == TLRT_OK) ctx->ops = ops;
     return st;
@@ -97,7 +98,7 @@ const char *tlrt_device_name(const TlrtContext *ctx) { return ctx ? ctx->device_
 const char *tlrt_last_error(const TlrtContext *ctx) { return ctx ? ctx->err : "invalid context (NULL)"; }
 
 /* A usable context: non-NULL, and its device initialised (tlrt_create succeeded). */
-static TlrtStatus usable(TlrtContext *ctx, const char *call) {
+TlrtStatus rt_usable(TlrtContext *ctx, const char *call) {
     if (!ctx) return TLRT_ERR_INVALID;
     if (!ctx->ops) {
         if (!strstr(ctx->err, "(tlrt_create failed")) {
@@ -113,7 +114,7 @@ static TlrtStatus usable(TlrtContext *ctx, const char *call) {
 /* ---- memory */
 
 TlrtStatus tlrt_malloc(TlrtContext *ctx, size_t bytes, void **dptr) {
-    TlrtStatus st = usable(ctx, "tlrt_malloc");
+    TlrtStatus st = rt_usable(ctx, "tlrt_malloc");
     if (st) return st;
     if (!dptr) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_malloc: dptr is NULL");
     *dptr = NULL;
@@ -121,13 +122,13 @@ TlrtStatus tlrt_malloc(TlrtContext *ctx, size_t bytes, void **dptr) {
 }
 
 TlrtStatus tlrt_free(TlrtContext *ctx, void *dptr) {
-    TlrtStatus st = usable(ctx, "tlrt_free");
+    TlrtStatus st = rt_usable(ctx, "tlrt_free");
     if (st) return st;
     return dptr ? ctx->ops->free_(ctx, dptr) : TLRT_OK;
 }
 
 static TlrtStatus copy_check(TlrtContext *ctx, const char *call, const void *dst, const void *src, size_t bytes) {
-    TlrtStatus st = usable(ctx, call);
+    TlrtStatus st = rt_usable(ctx, call);
     if (st) return st;
     if (bytes && (!dst || !src)) return rt_fail(ctx, TLRT_ERR_INVALID, "%s: NULL %s", call, dst ? "source" : "destination");
     return TLRT_OK;
@@ -163,8 +164,19 @@ static TlrtStatus list_kernels(TlrtModule *m) {
     return TLRT_OK;
 }
 
-/* Loads code whose metadata (if it is text) was parsed into meta; takes ownership of meta. */
-static TlrtStatus load(TlrtContext *ctx, const char *what, const char *src, bool is_text, RtMeta *meta, TlrtModule **out) {
+/* The words tlrt_module_image reports for a kind of code. */
+static const char *code_kind_name(RtCodeKind k) {
+    switch (k) {
+    case RT_CODE_PTX: return "PTX";
+    case RT_CODE_CUBIN: return "cubin";
+    case RT_CODE_SO_PATH:
+    case RT_CODE_SO_IMAGE: return "host code";
+    }
+    return "?";
+}
+
+TlrtStatus rt_module_load_code(TlrtContext *ctx, const RtCode *code, RtMeta *meta, TlrtModule **out) {
+    const char *what = code->what;
     TlrtModule *m = calloc(1, sizeof *m);
     if (!m) {
         rt_meta_free(meta);
@@ -172,11 +184,13 @@ static TlrtStatus load(TlrtContext *ctx, const char *what, const char *src, bool
     }
     m->ctx = ctx;
     m->meta = *meta;
-    TlrtStatus st = ctx->ops->module_load(ctx, src, is_text, &m->meta, &m->dev);
+    snprintf(m->image, sizeof m->image, "%s", code_kind_name(code->kind));
+    bool host = code->kind == RT_CODE_SO_PATH || code->kind == RT_CODE_SO_IMAGE;
+    TlrtStatus st = ctx->ops->module_load(ctx, code, &m->meta, &m->dev);
     if (st == TLRT_OK) {
         if (m->meta.nvariants == 0)
             st = rt_fail(ctx, TLRT_ERR_LOAD, "%s has no tilec metadata (no kernels): compile it with tilec --emit=%s", what,
-                         is_text ? "ptx" : "so --target=host");
+                         host ? "so --target=host" : "ptx");
         else if (list_kernels(m) != TLRT_OK)
             st = rt_fail(ctx, TLRT_ERR_NOMEM, "out of memory loading %s", what);
         if (st != TLRT_OK) ctx->ops->module_unload(ctx, m->dev);
@@ -214,7 +228,7 @@ static bool looks_like_ptx(const char *s, size_t n) {
 }
 
 TlrtStatus tlrt_module_load_ptx(TlrtContext *ctx, const char *ptx, TlrtModule **out) {
-    TlrtStatus st = usable(ctx, "tlrt_module_load_ptx");
+    TlrtStatus st = rt_usable(ctx, "tlrt_module_load_ptx");
     if (st) return st;
     if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_module_load_ptx: out is NULL");
     *out = NULL;
@@ -222,7 +236,8 @@ TlrtStatus tlrt_module_load_ptx(TlrtContext *ctx, const char *ptx, TlrtModule **
     if (ctx->kind != TLRT_DEVICE_CUDA) return ptx_on_emu(ctx, "the PTX text");
     RtMeta meta;
     if ((st = parse_text_meta(ctx, "PTX text", ptx, &meta))) return st;
-    return load(ctx, "the PTX text", ptx, true, &meta, out);
+    RtCode code = {RT_CODE_PTX, ptx, strlen(ptx), "the PTX text"};
+    return rt_module_load_code(ctx, &code, &meta, out);
 }
 
 /* Reads the whole file (NUL-terminated; *len excludes the NUL). */
@@ -260,7 +275,7 @@ static TlrtStatus read_file(TlrtContext *ctx, const char *path, char **data, siz
 }
 
 TlrtStatus tlrt_module_load(TlrtContext *ctx, const char *path, TlrtModule **out) {
-    TlrtStatus st = usable(ctx, "tlrt_module_load");
+    TlrtStatus st = rt_usable(ctx, "tlrt_module_load");
     if (st) return st;
     if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_module_load: out is NULL");
     *out = NULL;
@@ -283,7 +298,8 @@ TlrtStatus tlrt_module_load(TlrtContext *ctx, const char *path, TlrtModule **out
         if (!full) return rt_fail(ctx, TLRT_ERR_NOMEM, "out of memory");
         sprintf(full, "%s%s", strchr(path, '/') ? "" : "./", path);
         RtMeta meta = {0};
-        st = load(ctx, what, full, false, &meta, out);
+        RtCode code = {RT_CODE_SO_PATH, full, strlen(full), what};
+        st = rt_module_load_code(ctx, &code, &meta, out);
         free(full);
         return st;
     }
@@ -298,7 +314,8 @@ TlrtStatus tlrt_module_load(TlrtContext *ctx, const char *path, TlrtModule **out
         return ptx_on_emu(ctx, what);
     }
     RtMeta meta;
-    if ((st = parse_text_meta(ctx, what, data, &meta)) == TLRT_OK) st = load(ctx, what, data, true, &meta, out);
+    RtCode code = {RT_CODE_PTX, data, len, what};
+    if ((st = parse_text_meta(ctx, what, data, &meta)) == TLRT_OK) st = rt_module_load_code(ctx, &code, &meta, out);
     free(data);
     return st;
 }
@@ -312,6 +329,7 @@ void tlrt_module_unload(TlrtModule *m) {
 }
 
 int tlrt_module_kernel_count(const TlrtModule *m) { return m ? m->nkernels : 0; }
+const char *tlrt_module_image(const TlrtModule *m) { return m ? m->image : ""; }
 
 const char *tlrt_module_kernel_name(const TlrtModule *m, int i) {
     return m && i >= 0 && i < m->nkernels ? m->kernels[i] : NULL;
@@ -320,7 +338,7 @@ const char *tlrt_module_kernel_name(const TlrtModule *m, int i) {
 /* ---- streams */
 
 TlrtStatus tlrt_stream_create(TlrtContext *ctx, TlrtStream **out) {
-    TlrtStatus st = usable(ctx, "tlrt_stream_create");
+    TlrtStatus st = rt_usable(ctx, "tlrt_stream_create");
     if (st) return st;
     if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_stream_create: out is NULL");
     *out = NULL;
@@ -335,6 +353,27 @@ TlrtStatus tlrt_stream_create(TlrtContext *ctx, TlrtStream **out) {
     return TLRT_OK;
 }
 
+TlrtStatus tlrt_stream_wrap(TlrtContext *ctx, void *native, TlrtStream **out) {
+    TlrtStatus st = rt_usable(ctx, "tlrt_stream_wrap");
+    if (st) return st;
+    if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_stream_wrap: out is NULL");
+    *out = NULL;
+    if (ctx->kind != TLRT_DEVICE_CUDA)
+        return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "tlrt_stream_wrap: the %s has no CUDA streams to share",
+                       ctx->device_name[0] ? ctx->device_name : "emulator");
+    TlrtStream *s = calloc(1, sizeof *s);
+    if (!s) return rt_fail(ctx, TLRT_ERR_NOMEM, "out of memory wrapping a stream");
+    s->ctx = ctx;
+    s->dev = native; /* NULL: the legacy default stream, as in the CUDA APIs */
+    s->borrowed = true;
+    *out = s;
+    return TLRT_OK;
+}
+
+void *tlrt_stream_native(const TlrtStream *s) {
+    return s && s->ctx->kind == TLRT_DEVICE_CUDA ? s->dev : NULL;
+}
+
 /* NULL means the default stream, but reaches no context: use tlrt_synchronize(ctx) for that. */
 TlrtStatus tlrt_stream_synchronize(TlrtStream *s) {
     if (!s) return TLRT_ERR_INVALID;
@@ -343,19 +382,19 @@ TlrtStatus tlrt_stream_synchronize(TlrtStream *s) {
 
 void tlrt_stream_destroy(TlrtStream *s) {
     if (!s) return;
-    s->ctx->ops->stream_destroy(s->ctx, s->dev);
+    if (!s->borrowed) s->ctx->ops->stream_destroy(s->ctx, s->dev);
     free(s);
 }
 
 TlrtStatus tlrt_synchronize(TlrtContext *ctx) {
-    TlrtStatus st = usable(ctx, "tlrt_synchronize");
+    TlrtStatus st = rt_usable(ctx, "tlrt_synchronize");
     return st ? st : ctx->ops->sync(ctx);
 }
 
 /* ---- events */
 
 TlrtStatus tlrt_event_create(TlrtContext *ctx, TlrtEvent **out) {
-    TlrtStatus st = usable(ctx, "tlrt_event_create");
+    TlrtStatus st = rt_usable(ctx, "tlrt_event_create");
     if (st) return st;
     if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_event_create: out is NULL");
     *out = NULL;

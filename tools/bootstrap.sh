@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(build-essential cmake flex bison python3 llvm-19-dev llvm-19-tools libxxhash-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata)
+PACKAGES=(build-essential cmake pkg-config flex bison python3 llvm-19-dev llvm-19-tools libxxhash-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef __cplusplus
+extern "C" { /* C++ programs link the same C symbols */
+#endif
 
 /* Exit statuses of the CLI and results of tl_compile. */
 typedef enum TlStatus {
@@ -134,4 +137,7 @@ const char *tl_version(void);
 
 /* Writes the pass registry (name and one-line summary, one per line) for --help / --list-passes. */
 void tl_list_passes(FILE *f);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -20,6 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" { /* C++ programs link the same C symbols */
+#endif
 
 typedef enum TlrtStatus {
     TLRT_OK = 0,
@@ -191,4 +194,57 @@ int tlrt_plan_launch_count(const TlrtPlan *p);
 /* Number of `prepare` launches (docs/graphs.md section 7: BatchNorm folding and other param-only ops),
  * run once after the params are bound, not on every run. */
 int tlrt_plan_prepare_count(const TlrtPlan *p);
+
+/* ---- modules embedded in the program, and streams shared with other CUDA code (docs/runtime.md,
+ * "Embedded modules" and "Stream interop"). tilec_add_kernels (CMake) and tilec-embed write the
+ * TlrtEmbeddedModule of a .tile file into the program; it holds several images of the same kernels. */
+typedef enum TlrtImageKind {
+    TLRT_IMAGE_CUBIN, /* ptxas output for one architecture (an ELF image) */
+    TLRT_IMAGE_PTX,   /* PTX text (NUL-terminated) that the driver JIT-compiles, for cc and newer */
+    TLRT_IMAGE_HOST,  /* a host shared object (tilec --target=host --emit=so) for the emulator */
+} TlrtImageKind;
+
+typedef struct TlrtImage {
+    TlrtImageKind kind;
+    int cc;             /* CUBIN, PTX: the compute capability it was built for, 10 * major + minor (80, 90) */
+    bool arch_specific; /* sm_90a and the like: runs (cubin) or JITs (PTX) on exactly that cc, never newer */
+    const void *data;   /* the image; borrowed for the life of every module loaded from it */
+    size_t size;        /* bytes of data (PTX: without its NUL) */
+    const char *meta;   /* CUBIN: its tilec metadata text (the PTX's comment block); PTX, HOST: NULL
+                           (the metadata is inside the image) */
+} TlrtImage;
+
+#define TLRT_EMBED_VERSION 1
+typedef struct TlrtEmbeddedModule {
+    int version;              /* TLRT_EMBED_VERSION when it was written; another value is TLRT_ERR_LOAD */
+    const char *name;         /* the .tile file's name, for messages */
+    int nimages;
+    const TlrtImage *images;
+} TlrtEmbeddedModule;
+
+/* Loads the image of em that suits the context's device:
+ *   CUDA, device of compute capability D: the cubin of the highest cc with D's major and cc <= D (an
+ *   arch-specific one only when cc == D, and preferred then), else the PTX of the highest cc <= D
+ *   (arch-specific: cc == D), JIT-compiled by the driver; if a chosen cubin fails to load, the PTX
+ *   is tried before giving up (both errors are in the message);
+ *   emulator: the HOST image, loaded from memory (docs/runtime.md says how).
+ * No suitable image is TLRT_ERR_UNSUPPORTED naming the device and the images there are. em and its
+ * images are borrowed (static data in the program), not copied. tlrt_module_image says which one. */
+TlrtStatus tlrt_module_load_embedded(TlrtContext *ctx, const TlrtEmbeddedModule *em, TlrtModule **out);
+/* What m was loaded from: "PTX", "cubin", "host code"; for embedded modules with the architecture,
+ * "cubin sm_80", "PTX sm_90 (JIT)", "host code (emulator)". Owned by m. */
+const char *tlrt_module_image(const TlrtModule *m);
+
+/* A TlrtStream over a CUstream the caller created (a cudaStream_t of the CUDA runtime is one): launches,
+ * plans, events and captures on it are ordered with the caller's own work. libtilert uses the device's
+ * primary context, which the CUDA runtime uses too, so the stream must belong to device 0's primary
+ * context. NULL wraps the legacy default stream. tlrt_stream_destroy frees the wrapper only; the caller
+ * destroys the CUstream after it. TLRT_ERR_UNSUPPORTED on the emulator. */
+TlrtStatus tlrt_stream_wrap(TlrtContext *ctx, void *cu_stream, TlrtStream **out);
+/* The CUstream under s (to pass to CUDA runtime calls: (cudaStream_t)tlrt_stream_native(s)); NULL on the
+ * emulator and for the default stream. */
+void *tlrt_stream_native(const TlrtStream *s);
+#ifdef __cplusplus
+}
+#endif
 #endif

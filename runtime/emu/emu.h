@@ -269,6 +269,6 @@ bool emu_capture_launch(TlrtContext *ctx, EmuStream *stream, const RtVariant *v,
 TlrtStatus emu_launch_now(TlrtContext *ctx, const RtVariant *v, const unsigned grid[3], RtAbiArgs *args);
 
 /* ---- modules (emu_module.c) */
-TlrtStatus emu_module_load(TlrtContext *ctx, const char *src, bool is_text, RtMeta *meta, void **dev_module);
+TlrtStatus emu_module_load(TlrtContext *ctx, const RtCode *code, RtMeta *meta, void **dev_module);
 void emu_module_unload(TlrtContext *ctx, void *dev_module);
 #endif

@@ -20,6 +20,8 @@ config.substitutions.append(("%expect-exit", "sh " + os.path.join(os.path.dirnam
 # %tilec-onnx before %tilec (lit substitutes in list order).
 config.substitutions.append(("%tilec-onnx", os.path.join(config.tilec_bin_dir, "tilec-onnx")))
 config.substitutions.append(("%onnx-models", os.path.join(config.tilec_src_dir, "tests", "onnx", "models")))
+config.substitutions.append(("%tilec-embed", os.path.join(config.tilec_bin_dir, "tilec-embed")))
+config.substitutions.append(("%tilec_include", os.path.join(config.tilec_src_dir, "include")))
 config.substitutions.append(("%tilec", os.path.join(config.tilec_bin_dir, "tilec")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.substitutions.append(("FileCheck", config.filecheck))

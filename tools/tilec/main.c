@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tilec/tilec.h"
 #include "tilec/tilec_cli.h"
@@ -75,8 +76,17 @@ static char *read_all(FILE *f, size_t *len) {
 }
 
 /* Writes data to path through a temporary file in the same directory and rename(2), so a reader
- * never sees a half-written output and a failure leaves no file behind. */
+ * never sees a half-written output and a failure leaves no file behind. A path that exists and is
+ * not a regular file (/dev/null, /dev/stdout, a pipe) is written in place: renaming over it would
+ * replace the device with a file (as root, /dev/null for every process on the machine). */
 static int write_atomically(const char *path, const char *data, size_t len) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        FILE *f = fopen(path, "wb");
+        if (!f) return -1;
+        int ok = fwrite(data, 1, len, f) == len;
+        return fclose(f) == 0 && ok ? 0 : -1;
+    }
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (!tmp) return -1;

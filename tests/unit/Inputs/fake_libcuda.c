@@ -4,12 +4,13 @@
  * capture). The test compiles it with `cc -shared -fPIC` and points TILEC_LIBCUDA at it.
  *
  *   FAKE_CUDA_NODEVICE=1 in the environment: cuInit fails with CUDA_ERROR_NO_DEVICE.
+ *   FAKE_CUDA_CC=NN: the device's compute capability is N.N (default 9.0), read at every query.
  *   PTX containing "BAD_PTX": cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a JIT log.
  *   A kernel is found when the PTX has ".entry NAME(".
  *   A kernel whose name contains "oom" fails to launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).
  *   -DFAKE_OMIT_GRAPH builds it without cuGraphInstantiateWithFlags (a "too old" driver).
  * Query functions for the test: fake_launch_count, fake_last_launch, fake_expect_params,
- * fake_func_attr, fake_graph_replays. */
+ * fake_func_attr, fake_graph_replays, fake_last_image (the image the last successful module load got). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ typedef struct FakeGraph { int launches; } FakeGraph;
 
 static int launch_count, expect_params, graph_replays, last_attr = -1, last_attr_value;
 static FakeLaunch last_launch;
+static const void *last_image;
 static char dev_ctx; /* the primary context handle */
 
 int fake_launch_count(void) { return launch_count; }
@@ -40,6 +42,7 @@ const FakeLaunch *fake_last_launch(void) { return &last_launch; }
 void fake_expect_params(int n) { expect_params = n; }
 int fake_func_attr(int *value) { *value = last_attr_value; return last_attr; }
 int fake_graph_replays(void) { return graph_replays; }
+const void *fake_last_image(void) { return last_image; }
 
 CUresult cuGetErrorName(CUresult e, const char **s) {
     switch (e) {
@@ -62,7 +65,12 @@ CUresult cuInit(unsigned flags) {
 CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int *d, int i) { *d = i; return i ? 1 : 0; }
 CUresult cuDeviceGetName(char *name, int len, int dev) { strncpy(name, "Fake GPU", (size_t)len); return 0; }
-CUresult cuDeviceGetAttribute(int *v, int attr, int dev) { *v = attr == 75 ? 9 : 0; return 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+    const char *e = getenv("FAKE_CUDA_CC");
+    int cc = e && *e ? atoi(e) : 90;
+    *v = attr == 75 ? cc / 10 : attr == 76 ? cc % 10 : 0;
+    return 0;
+}
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &dev_ctx; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
 CUresult cuCtxSetCurrent(void *ctx) { return ctx == &dev_ctx ? 0 : 1; }
@@ -98,6 +106,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
     FakeModule *m = calloc(1, sizeof *m);
     m->image = strdup(text);
     *mod = m;
+    last_image = image;
     return 0;
 }
 CUresult cuModuleUnload(void *mod) {
