@@ -125,6 +125,12 @@ def ptxas_info(ptxas, arch, ptx_path, cubin_path):
         m = re.search(r"Used (\d+) registers", line)
         if m and cur is not None:
             cur["regs"] = int(m.group(1))
+        # "(C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized ...
+        #  in the function 'NAME'": the code and the message, kept per function
+        m = re.search(r"\((C\d+)\) Potential Performance Loss: (.*) in the function '(\S+)'", line)
+        if m:
+            info.setdefault(m.group(3), {}).setdefault("perf_notes", []).append(
+                "%s %s" % (m.group(1), m.group(2)))
     return info
 
 
@@ -160,7 +166,7 @@ def analyse(side, tgt, k, ptx_path, tools, tmp, fn, smem):
     arch = m.group(1) if m else PTXAS_ARCH[tgt]  # Triton's cc 90 PTX is sm_90a
     r["arch"] = arch
     info = ptxas_info(tools["ptxas"], arch, ptx_path, cubin).get(fn, {})
-    r.update(regs=info.get("regs"), stack=info.get("stack"),
+    r.update(regs=info.get("regs"), stack=info.get("stack"), perf_notes=info.get("perf_notes", []),
              spill=(info.get("spill_st", 0) + info.get("spill_ld", 0)) if info else None)
     t = TARGETS[tgt]
     if r["regs"] is not None:
@@ -345,6 +351,10 @@ def row_cells(k, tgt, t, tr):
         m = _get(r, "mix")
         return m.total if m else None
 
+    def per_kmac(r):
+        m = _get(r, "mix")
+        return m.total * 1000.0 / m.macs if m and m.macs and k.kstep_macs else None
+
     def tensor(r):
         m = _get(r, "mix")
         return (m.counts["mma"] + m.counts["hgmma"]) if m else None
@@ -359,6 +369,10 @@ def row_cells(k, tgt, t, tr):
     def lim(r):
         return _get(r, "model", "limiter") or "-"
 
+    def notes(r):
+        codes = [n.split()[0] for n in (_get(r, "perf_notes") or [])]
+        return ",".join(sorted(set(codes))) or "-"
+
     loop = bool(k.kstep_macs)
     emu = emulator_counters(k, tgt)
     return [k.name, tgt,
@@ -368,6 +382,7 @@ def row_cells(k, tgt, t, tr):
             _pair(_get(t, "ctas"), _get(tr, "ctas")),
             _pair(instr(t), instr(tr), "%.0f") + ("" if loop else " *"),
             _ratio(instr(t), instr(tr)),
+            _pair(per_kmac(t), per_kmac(tr), "%.2f"),
             _pair(tensor(t), tensor(tr), "%.0f"),
             _pair(_mix(t, "ldsm"), _mix(tr, "ldsm"), "%.0f"),
             _pair(_mix(t, "ldgsts"), _mix(tr, "ldgsts"), "%.0f"),
@@ -379,12 +394,14 @@ def row_cells(k, tgt, t, tr):
             _pair(clk(t), clk(tr), "%.3f"),
             _ratio(clk(t), clk(tr)),
             "%s / %s" % (lim(t), lim(tr)),
+            "%s / %s" % (notes(t), notes(tr)),
             "-" if emu is None else str(emu)]
 
 
 HEADER = ["kernel", "target", "regs", "spill B", "smem KB", "CTAs/SM", "instr/k-step/warp",
-          "ratio", "MMA+HGMMA", "LDSM", "LDGSTS", "LDS+STS", "FFMA", "BAR", "int/addr",
-          "smem KB read/k-step", "modelled clk/kMAC", "ratio", "limiter", "emu gsec/bconf"]
+          "ratio", "instr/kMAC", "MMA+HGMMA", "LDSM", "LDGSTS", "LDS+STS", "FFMA", "BAR", "int/addr",
+          "smem KB read/k-step", "modelled clk/kMAC", "ratio", "limiter", "ptxas notes",
+          "emu gsec/bconf"]
 
 
 def print_table(rows, out):
@@ -403,7 +420,11 @@ def to_json(r):
         d["mix"] = {"per_warp_per_kstep": m.counts, "total": m.total, "macs": m.macs,
                     "smem_wavefronts": m.smem_wavefronts, "smem_read_bytes": m.smem_read_bytes,
                     "widths": m.widths, "wgmma_wait0": m.wait0, "unroll": m.unroll,
-                    "loop_depth": m.loops, "class_macs": m.class_macs}
+                    "loop_depth": m.loops, "class_macs": m.class_macs,
+                    # normalised per 1000 MACs (per warp): comparable across tile shapes
+                    "per_kmac": ({c: v * 1000.0 / m.macs for c, v in m.counts.items()}
+                                 if m.macs else None),
+                    "instr_per_kmac": m.total * 1000.0 / m.macs if m.macs else None}
     return d
 
 

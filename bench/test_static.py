@@ -70,9 +70,14 @@ class SassTest(unittest.TestCase):
         self.assertEqual([sass.classify(i) for i in ins[6:12]],
                          ["ldgsts", "ldsm", "lds", "mma", "mma", "bar"])
         self.assertEqual(sass.macs(ins[9]), 16 * 8 * 16)
+        for op, cls in (("LOP3.LUT", "addr"), ("SHF.R.U32.HI", "addr"), ("STL.64", "local"),
+                        ("LDL", "local"), ("F2FP.BF16.F32.PACK_AB", "fp"), ("ULDC.64", "addr"),
+                        ("WARPGROUP.DEPBAR.LE", "sync"), ("FFMA.FTZ", "ffma"), ("XYZ", "other")):
+            self.assertEqual(sass.classify(sass.Instr(0, "", op, "")), cls, op)
         self.assertEqual(sass.smem_wavefronts(ins[7]), 4)   # LDSM .x4: 512 bytes
         self.assertEqual(sass.smem_wavefronts(ins[8]), 2)   # LDS.64: 256 bytes
         self.assertEqual(sass.smem_wavefronts(ins[6]), 4)   # LDGSTS .128 writes 512 bytes
+        self.assertEqual(sass.smem_wavefronts(sass.Instr(0, "", "STL.64", "")), 2)  # L1 path
 
     def test_loops(self):
         loops = sass.find_loops(sass.parse(SASS)["k"])

@@ -29,7 +29,8 @@ CLASSES = [
     ("lds", "LDS: shared-memory load"),
     ("sts", "STS: shared-memory store"),
     ("ldg", "LDG: global load"),
-    ("stg", "STG: global store"),
+    ("stg", "STG: global store (and reductions, atomics)"),
+    ("local", "LDL / STL: local memory (register spills, stack)"),
     ("ffma", "FFMA: fp32 fused multiply-add"),
     ("fp", "other floating point (FADD, FMUL, FMNMX, MUFU, HADD2, F2F ...)"),
     ("bar", "BAR: CTA barrier"),
@@ -93,6 +94,7 @@ def parse(text):
     return funcs
 
 
+# Opcode prefixes (LOP covers LOP3, SHF.L/R.*, ...).
 _INT = ("IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "LOP", "ISETP", "SEL", "MOV", "IMNMX", "IABS",
         "PRMT", "P2R", "R2P", "PLOP3", "S2R", "S2UR", "CS2R", "R2UR", "FLO", "POPC", "BMSK", "SGXT",
         "VIADD", "VIMNMX", "IMUL", "ISCADD", "BREV", "LDC", "ULDC", "VOTE", "SHFL", "IDP")
@@ -164,15 +166,17 @@ def classify(ins):
         return "ldg"
     if base in ("STG", "ST", "RED", "ATOM", "ATOMG"):
         return "stg"
+    if base in ("LDL", "STL"):
+        return "local"
     if base == "FFMA":
         return "ffma"
     if base == "BAR":
         return "bar"
     if base in _SYNC:
         return "sync"
-    if base in _FP:
+    if base.startswith(_FP):
         return "fp"
-    if base.startswith("U") or base in _INT or base.startswith("I"):
+    if base.startswith("U") or base.startswith(_INT) or base.startswith("I"):
         return "addr"
     if base in ("BRA", "BRX", "JMP", "EXIT", "NOP", "BSSY", "BSYNC", "CALL", "RET", "YIELD", "BPT",
                 "WARPSYNC", "BMOV", "KILL"):
@@ -183,13 +187,14 @@ def classify(ins):
 def smem_wavefronts(ins):
     """Shared-memory wavefronts (128-byte bank cycles, conflict-free) one warp's instruction takes:
     LDSM .x1/.x2/.x4 move 128/256/512 bytes; LDS/STS/LDGSTS move 32 lanes x width; HGMMA reads its
-    shared operands (per warp share). Bank conflicts would add wavefronts: not seen statically."""
+    shared operands (per warp share); LDL/STL (spills) too, as L1 hits: L1 and shared memory share
+    one data path. Bank conflicts would add wavefronts: not seen statically."""
     c = classify(ins)
     if c == "ldsm":
         mods = ins.op.split(".")
         n = 4 if "4" in mods else 2 if "2" in mods else 1
         return float(n)
-    if c in ("lds", "sts", "ldgsts"):
+    if c in ("lds", "sts", "ldgsts", "local"):
         return max(1.0, 32 * _width_bits(ins.op) / 8 / 128.0)
     if c == "hgmma":
         return hgmma_info(ins)[1] / 128.0
@@ -322,7 +327,7 @@ def kstep_mix(instrs, kstep_macs_per_warp, trips=()):
                 class_macs[c] = class_macs.get(c, 0.0) + macs(ins) * w
             wf += smem_wavefronts(ins) * w
             rb += smem_read_bytes(ins) * w
-            if c in ("lds", "sts", "ldg", "stg", "ldgsts"):
+            if c in ("lds", "sts", "ldg", "stg", "ldgsts", "local"):
                 key = "%s.%d" % (ins.op.split(".")[0], _width_bits(ins.op))
                 widths[key] = widths.get(key, 0.0) + w
             if ins.op.startswith("WARPGROUP.DEPBAR") and re.search(r",\s*0x0\b", ins.operands):
