@@ -476,6 +476,9 @@ def main():
     VARIANT = a.variant
     tools = {"tilec": a.tilec, "ptxas": find_tool("ptxas", "PTXAS"),
              "cuobjdump": find_tool("cuobjdump", "CUOBJDUMP")}
+    if tools["cuobjdump"] and not find_tool("nvdisasm", "NVDISASM_PATH"):
+        sys.stderr.write("static.sh: cuobjdump found but no nvdisasm (it needs one): no SASS\n")
+        tools["cuobjdump"] = None
     if not os.access(a.tilec, os.X_OK):
         sys.stderr.write("static.sh: %s not found (build tilec first)\n" % a.tilec)
         return 2
