@@ -25,6 +25,10 @@ typedef struct TgtTarget {
     int ffma_per_clk;          /* modelled: fp32 FFMA per SM per clock; 0 = not modelled */
     int mma_sync_macs_per_clk; /* modelled: f16/bf16 MACs per SM per clock through mma.sync */
     int wgmma_macs_per_clk;    /* modelled: f16/bf16 MACs per SM per clock through wgmma; 0 = none */
+    int reg_alloc_unit;        /* registers are allocated per warp in multiples of this (occupancy) */
+    int smem_reserved_per_cta; /* bytes of shared memory the system keeps per resident CTA */
+    int bar_latency_clk;       /* modelled: clocks a CTA barrier exposes per crossing (bench/README.md) */
+    int wgmma_latency_clk;     /* modelled: clocks `wgmma.wait_group 0` exposes; 0 = no wgmma */
 } TgtTarget;
 
 typedef struct TgtGpu {
