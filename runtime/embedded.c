@@ -9,7 +9,7 @@
 #include <string.h>
 #include "rt.h"
 
-/* "sm_90a" for an image (the architecture names tilec --mcpu takes). */
+/* An image's architecture name, sm_XY or sm_XYa: the names tilec --mcpu takes. */
 static void arch_name(const TlrtImage *im, char *buf, size_t n) {
     snprintf(buf, n, "sm_%d%s", im->cc, im->arch_specific ? "a" : "");
 }
