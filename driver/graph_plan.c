@@ -59,8 +59,8 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
     /* A fused instance is keyed by the anchor's consts and its chain, and named after both. */
     const char *iname = decl;
     if (fu) {
-        sb_printf(&key, "|%s", fu->key);
-        iname = arena_printf(g->a, "%s%s", decl, fu->suffix);
+        sb_printf(&key, "|%s|%s", g->anchor_key ? g->anchor_key : "", fu->key);
+        iname = arena_printf(g->a, "%s%s%s", decl, g->anchor_suffix ? g->anchor_suffix : "", fu->suffix);
     }
     int same_decl = 0;
     for (int i = 0; i < s->instances.len; i++) {
@@ -110,6 +110,28 @@ void gp_kernel_commit(GpGraph *g) {
 
 void gp_kernel_discard(GpGraph *g) {
     if (g->fuse && g->fuse->fresh) ir_func_remove(g->m, g->fuse->fresh);
+}
+
+Func *gp_std_fn(GpGraph *g, const char *fn, SrcLoc loc) {
+    GpStd *s = g->std;
+    if (s->failed) return NULL;
+    const char *key = arena_printf(g->a, "fn:%s", fn);
+    for (int i = 0; i < s->instances.len; i++) {
+        GpInstance *in = s->instances.items[i];
+        if (!strcmp(in->key, key)) return in->func;
+    }
+    Func *f = sema_instantiate_fn(g->m, &s->prog, fn, g->d);
+    if (!f) {
+        diag_note(g->d, loc, "in the std fn %s for this op", fn);
+        s->failed = true;
+        return NULL;
+    }
+    GpInstance *in = arena_alloc(g->a, sizeof *in);
+    in->decl = arena_strdup(g->a, fn);
+    in->key = key;
+    in->func = f;
+    ptrvec_push(&s->instances, in);
+    return f;
 }
 
 int64_t gp_kconst(GpGraph *g, Func *k, const char *name, SrcLoc loc) {

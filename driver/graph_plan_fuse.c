@@ -136,7 +136,7 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
     for (int i = 1; i < n; i++) {
         Op *op = mem[i];
         GpStep *s = &steps[i - 1];
-        if (op->kind != OP_G_UNARY && op->kind != OP_G_BINARY && op->kind != OP_G_BATCH_NORM) {
+        if (op->kind != OP_G_UNARY && op->kind != OP_G_BINARY && op->kind != OP_G_BATCH_NORM && op->kind != OP_G_MAP) {
             diag_error(g->d, op->loc, "group %lld: '%s' is not a pointwise op, so it cannot follow the anchor in a "
                        "group (docs/graphs.md section 7)", (long long)ir_op_attr_int(op, "group", -1), op_name(op));
             return -1;
@@ -163,11 +163,14 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
             return -1;
         }
         if (t != rt) return 0; /* another element type: the anchor's kernel stores its own T */
-        s->chain_rhs = chain == 1;
+        s->chain = chain;
         s->side = *nsides;
-        const char *kind = ir_op_attr_str(op, "kind");
-        sb_printf(suffix, "_%s", op->kind == OP_G_BATCH_NORM ? "bn" : kind);
-        sb_printf(key, "%d,%d,%.17g,%.17g,%d", (int)s->kind, s->code, s->a0, s->a1, s->chain_rhs);
+        /* The kernel is named after the members (_relu, _bn, _hardswish), keyed by their calls. */
+        const char *mkey, *msuffix;
+        gp_map_key(g, s, &mkey, &msuffix);
+        if (op->kind == OP_G_MAP) sb_puts(suffix, msuffix);
+        else sb_printf(suffix, "_%s", op->kind == OP_G_BATCH_NORM ? "bn" : graph_op_label(op));
+        sb_puts(key, mkey);
         for (int k = 0; k < op->num_operands; k++) {
             if (k == chain) continue;
             int x = tensor_quiet(g, op->operands[k]);

@@ -16,6 +16,7 @@
 #define TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
 #include "driver/graph_plan.h"
 #include "frontend/ast.h"
+#include "ir/graph_kinds.h"
 
 /* The std kernels' views have at most 6 dims (std_unary, std_binary). */
 #define GP_MAX_RANK 8
@@ -57,13 +58,16 @@ typedef struct GpLaunch {
 } GpLaunch;
 
 /* One pointwise consumer of a fused group, as graph_epilogue.c builds it. */
-typedef enum GpStepKind { GP_STEP_UNARY, GP_STEP_BINARY, GP_STEP_BN } GpStepKind;
+/* Every pointwise op is a call of a device function on f32 scalars (graph.map's fn, or the lang/std fn of
+ * a built-in kind), applied to the stored tile. */
+typedef enum GpStepKind { GP_STEP_CALL } GpStepKind;
 typedef struct GpStep {
     GpStepKind kind;
-    int code;             /* UNARY, BINARY: std_unary / std_binary's OP code */
-    double a0, a1;        /* UNARY: alpha, beta; BN: a0 = eps */
-    bool chain_rhs;       /* BINARY: the chain value is the right operand (sub, div, pow are not commutative) */
-    int side;             /* BINARY: its side input; BN: the first of gamma, beta, mean, var */
+    Func *fn;             /* the device function on f32 scalars */
+    const Attr *args;     /* per parameter of fn: an operand index of the op, or a float constant */
+    int chain;            /* the operand that is the chain value */
+    int side;             /* the side input of the first operand other than the chain (the others follow in
+                             operand order) */
 } GpStep;
 
 /* A fused group while its anchor is lowered (graph_plan_fuse.c): gp_kernel then makes a fresh instance
@@ -96,6 +100,8 @@ typedef struct GpGraph {
     PtrVec checks;        /* const char*: "EXPR EXPR" */
     int next_temp;        /* t0, t1 ... for values without a usable name */
     GpFuse *fuse;         /* non-NULL while a group's anchor is lowered */
+    const char *anchor_key, *anchor_suffix; /* set while a graph.map anchor is lowered: its fn and args, part of
+                                               the fused instance's key and name */
     bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
     PtrVec done;          /* Op*: group members already lowered with their anchor */
     bool remarks;         /* --remarks: say when a fused group is split back (graph_plan_fuse.c) */
@@ -111,9 +117,14 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
  * the module after a fallback (discard). */
 void gp_kernel_commit(GpGraph *g);
 void gp_kernel_discard(GpGraph *g);
+/* The lang/std fn `fn` on f32 scalars (sema_instantiate_fn), instantiated into the module on first request
+ * and shared afterwards: the pointwise formulas the epilogues call. NULL after an error (a note at loc). */
+Func *gp_std_fn(GpGraph *g, const char *fn, SrcLoc loc);
 /* An integer const of an instance (its value after defaults): BLOCK sizes for grids. Reports an internal
  * error at loc and returns 0 when k has no such integer const. */
 int64_t gp_kconst(GpGraph *g, Func *k, const char *name, SrcLoc loc);
+/* The instance key of a graph.map's call step s (fn, args, chain) and its kernel-name suffix. */
+void gp_map_key(GpGraph *g, const GpStep *s, const char **key, const char **suffix);
 /* --- graph_plan_tensors.c --------------------------------------------------------------------- */
 /* Appends a tensor (dims copied) and returns its index. */
 int gp_add_tensor(GpGraph *g, GpTensorKind kind, const char *name, const char *dtype, int rank, const char *const *dims);
@@ -173,8 +184,8 @@ bool gp_lower_op(GpGraph *g, Op *op);
  * param, or an alias of one); returns the buffer, -1 after an error. */
 int gp_copy(GpGraph *g, int src, const char *hint, SrcLoc loc);
 
-/* The pointwise step of a graph.unary, graph.binary or graph.batch_norm (kind, code, constants; chain_rhs
- * and side are the caller's). false after reporting a bad attribute at op. */
+/* The pointwise step of a graph.unary, graph.binary, graph.batch_norm or graph.map: its fn (instantiated
+ * from lang/std for the built-ins) and args; chain and side are the caller's. false after reporting at op. */
 bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s);
 
 /* --- graph_plan_fuse.c ------------------------------------------------------------------------ */

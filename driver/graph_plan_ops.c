@@ -64,11 +64,15 @@ static bool attr_f64(GpGraph *g, const Op *op, const char *name, double dflt, do
     return true;
 }
 
-/* The index of the `kind` attribute's value in names (n of them); -1 after reporting. */
-static int attr_kind(GpGraph *g, const Op *op, const char *const *names, int n) {
+/* The std kernel OP code of op's `kind` (its position in its class, ir/graph_ops.def); -1 after
+ * reporting. */
+static int attr_kind(GpGraph *g, const Op *op) {
     const char *k = ir_op_attr_str(op, "kind");
-    for (int i = 0; k && i < n; i++)
-        if (!strcmp(k, names[i])) return i;
+    int id = graph_kind_of(op);
+    if (id >= 0) return graph_kind((GraphKindId)id)->code;
+    const char *const *names = graph_kind_names((GraphKindClass)graph_kind_class_of(op->kind));
+    int n = 0;
+    while (names[n]) n++;
     StrBuf sb = {0};
     for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
     if (k) diag_error(g->d, op->loc, "'%s': unsupported kind '%s' (expected one of %s)", op_name(op), k, sb_str(&sb));
@@ -108,15 +112,21 @@ static int result(GpGraph *g, Op *op, int lo, int hi) {
 
 static const char *hint(GpGraph *g, int t, const char *suffix) { return arena_printf(g->a, "%s_%s", gp_t(g, t)->name, suffix); }
 
-/* std_unary / std_binary: every operand viewed at the result's shape (broadcast by the view), left-padded
- * with 1s to the kernels' rank 6. Above rank 6 the tensors are collapsed to one dim, which is only
- * possible without broadcasting. */
-static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, SrcLoc loc, GpLaunch **out) {
+/* The views of std_unary / std_binary (and the side inputs of a graph.map): every operand viewed at the
+ * result's shape (broadcast by the view), left-padded with 1s to the kernels' rank 6. Above rank 6 the
+ * tensors are collapsed to one dim, which is only possible without broadcasting. */
+typedef struct ElemViews {
+    int in[GRAPH_MAP_MAX_ARGS], y;
+    const char *shape[GP_ELEMWISE_RANK];
+    const char *count; /* elements of the result */
+} ElemViews;
+
+static bool elementwise_views(GpGraph *g, const int *ins, int nin, int y, SrcLoc loc, ElemViews *ev) {
     GpTensor *Y = gp_t(g, y);
     int r = Y->rank;
     const char *const *dims = Y->dims;
-    int views[2], yv = y;
-    for (int i = 0; i < nin; i++) views[i] = ins[i];
+    ev->y = y;
+    for (int i = 0; i < nin; i++) ev->in[i] = ins[i];
     if (r > GP_ELEMWISE_RANK) {
         const char *flat = gp_prod(g, Y->dims, 0, r);
         for (int i = 0; i < nin; i++) {
@@ -128,20 +138,26 @@ static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, Src
                            GP_ELEMWISE_RANK);
                 return false;
             }
-            views[i] = gp_reshape(g, ins[i], 1, &flat, hint(g, ins[i], "flat"));
+            ev->in[i] = gp_reshape(g, ins[i], 1, &flat, hint(g, ins[i], "flat"));
         }
-        yv = gp_reshape(g, y, 1, &flat, hint(g, y, "flat"));
-        dims = &gp_t(g, yv)->dims[0];
+        ev->y = gp_reshape(g, y, 1, &flat, hint(g, y, "flat"));
+        dims = &gp_t(g, ev->y)->dims[0];
         r = 1;
     }
-    const char *shape[GP_ELEMWISE_RANK];
     int pad = GP_ELEMWISE_RANK - r;
-    for (int i = 0; i < GP_ELEMWISE_RANK; i++) shape[i] = i < pad ? "1" : dims[i - pad];
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) ev->shape[i] = i < pad ? "1" : dims[i - pad];
+    ev->count = gp_prod(g, dims, 0, r);
+    return true;
+}
+
+static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, SrcLoc loc, GpLaunch **out) {
+    ElemViews ev;
+    if (!elementwise_views(g, ins, nin, y, loc, &ev)) return false;
     int64_t block = gp_kconst(g, k, "BLOCK", loc);
     if (block < 1) return false;
-    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, dims, 0, r), block), "1", "1", loc);
-    for (int i = 0; i < nin; i++) gp_arg_view(g, l, views[i], NULL, 0, shape, GP_ELEMWISE_RANK);
-    gp_arg_view(g, l, yv, NULL, 0, shape, GP_ELEMWISE_RANK);
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", loc);
+    for (int i = 0; i < nin; i++) gp_arg_view(g, l, ev.in[i], NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, ev.y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
     *out = l;
     return true;
 }
@@ -206,11 +222,6 @@ static bool lower_batch_norm(GpGraph *g, Op *op) {
     return true;
 }
 
-/* std_unary's OP codes are the positions in this list (docs/graphs.md section 3). */
-static const char *const unary_kinds[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                          "tanh", "neg", "abs", "exp", "sqrt", "identity"};
-enum { UNARY_IDENTITY = 12 };
-
 static bool unary_launch(GpGraph *g, int x, int y, const char *T, int code, double a0, double a1, SrcLoc loc) {
     const char *values[] = {T, itoa_a(g, code)};
     Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, loc);
@@ -222,7 +233,7 @@ static bool unary_launch(GpGraph *g, int x, int y, const char *T, int code, doub
 }
 
 static bool lower_unary(GpGraph *g, Op *op) {
-    int code = attr_kind(g, op, unary_kinds, (int)(sizeof unary_kinds / sizeof *unary_kinds));
+    int code = attr_kind(g, op);
     double alpha, beta;
     if (code < 0 || !attr_f64(g, op, "alpha", 0.0, &alpha) || !attr_f64(g, op, "beta", 0.0, &beta)) return false;
     int x = operand(g, op, 0, 1, GP_MAX_RANK);
@@ -234,13 +245,11 @@ static bool lower_unary(GpGraph *g, Op *op) {
 int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
     GpTensor *S = gp_t(g, src);
     int y = gp_new_buffer(g, name, S->dtype, S->rank, S->dims);
-    return unary_launch(g, src, y, S->dtype, UNARY_IDENTITY, 0.0, 0.0, loc) ? y : -1;
+    return unary_launch(g, src, y, S->dtype, graph_kind(GK_IDENTITY)->code, 0.0, 0.0, loc) ? y : -1;
 }
 
-static const char *const binary_kinds[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
-
 static bool lower_binary(GpGraph *g, Op *op) {
-    int code = attr_kind(g, op, binary_kinds, (int)(sizeof binary_kinds / sizeof *binary_kinds));
+    int code = attr_kind(g, op);
     int ins[2] = {code < 0 ? -1 : operand(g, op, 0, 1, GP_MAX_RANK), -1};
     if (ins[0] >= 0) ins[1] = operand(g, op, 1, 1, GP_MAX_RANK);
     const char *T = ins[1] < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
@@ -296,8 +305,7 @@ static bool lower_matmul(GpGraph *g, Op *op) {
 
 /* std_reduce and std_softmax see x as [O, A, I]: the reduced (or normalised) dims must be adjacent. */
 static bool lower_reduce(GpGraph *g, Op *op) {
-    static const char *const kinds[] = {"sum", "mean", "max", "min"};
-    int code = attr_kind(g, op, kinds, 4);
+    int code = attr_kind(g, op);
     const Attr *axes = code < 0 ? NULL : need_attr(g, op, "axes", "a sorted array of axes");
     int x = axes ? operand(g, op, 0, 1, GP_MAX_RANK) : -1;
     if (x < 0) return false;
@@ -353,8 +361,7 @@ static bool lower_softmax(GpGraph *g, Op *op) {
 }
 
 static bool lower_pool(GpGraph *g, Op *op) {
-    static const char *const kinds[] = {"max", "avg"};
-    int code = attr_kind(g, op, kinds, 2), kern[2], stride[2], pad[4], dil[2];
+    int code = attr_kind(g, op), kern[2], stride[2], pad[4], dil[2];
     bool ceil_mode, count_pad;
     if (code < 0 || !attr_ints(g, op, "kernel", 2, 1, 1 << 20, kern) || !attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) ||
         !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) || !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) ||
@@ -368,7 +375,7 @@ static bool lower_pool(GpGraph *g, Op *op) {
     const char *names[] = {"T", "KH", "KW", "SH", "SW", "PH", "PW", "PH_END", "PW_END", "DH", "DW", "MAX", "COUNT_PAD"};
     const char *values[] = {T, itoa_a(g, kern[0]), itoa_a(g, kern[1]), itoa_a(g, stride[0]), itoa_a(g, stride[1]),
                             itoa_a(g, pad[0]), itoa_a(g, pad[1]), itoa_a(g, pad[2]), itoa_a(g, pad[3]), itoa_a(g, dil[0]),
-                            itoa_a(g, dil[1]), code == 0 ? "true" : "false", count_pad ? "true" : "false"};
+                            itoa_a(g, dil[1]), code == graph_kind(GK_MAXPOOL)->code ? "true" : "false", count_pad ? "true" : "false"};
     Func *k = gp_kernel(g, "std_pool2d", names, values, 13, op->loc);
     int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
     if (block < 1) return false;
@@ -379,20 +386,47 @@ static bool lower_pool(GpGraph *g, Op *op) {
     return true;
 }
 
+/* args = [0, 1, ..., nops - 1, then the constants]: the op's operands in order, then its attributes. */
+static const Attr *call_args(GpGraph *g, int nops, const double *consts, int nconsts) {
+    Attr *items[8];
+    for (int i = 0; i < nops; i++) items[i] = ir_attr_int(g->m, i);
+    for (int i = 0; i < nconsts; i++) items[nops + i] = ir_attr_float(g->m, consts[i]);
+    return ir_attr_array(g->m, items, nops + nconsts);
+}
+
+/* Every pointwise op is a call of a fn on f32 scalars (graph_epilogue.c splices it): graph.map's own fn,
+ * or the lang/std fn of a built-in kind (std_<kind>, lang/std/elementwise.tile; batch_norm's
+ * std_batch_norm_at), so no formula lives in C. */
 bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s) {
     memset(s, 0, sizeof *s);
+    s->kind = GP_STEP_CALL;
+    int kind = graph_kind_of(op);
+    double c[2];
     switch (op->kind) {
     case OP_G_UNARY:
-        s->kind = GP_STEP_UNARY;
-        s->code = attr_kind(g, op, unary_kinds, (int)(sizeof unary_kinds / sizeof *unary_kinds));
-        return s->code >= 0 && attr_f64(g, op, "alpha", 0.0, &s->a0) && attr_f64(g, op, "beta", 0.0, &s->a1);
+        if (attr_kind(g, op) < 0 || !attr_f64(g, op, "alpha", 0.0, &c[0]) || !attr_f64(g, op, "beta", 0.0, &c[1]))
+            return false;
+        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->args = call_args(g, 1, c, 2);
+        return s->fn != NULL;
     case OP_G_BINARY:
-        s->kind = GP_STEP_BINARY;
-        s->code = attr_kind(g, op, binary_kinds, (int)(sizeof binary_kinds / sizeof *binary_kinds));
-        return s->code >= 0;
+        if (attr_kind(g, op) < 0) return false;
+        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->args = call_args(g, 2, NULL, 0);
+        return s->fn != NULL;
     case OP_G_BATCH_NORM:
-        s->kind = GP_STEP_BN;
-        return need_attr(g, op, "eps", "a number") && attr_f64(g, op, "eps", 1e-5, &s->a0);
+        if (!need_attr(g, op, "eps", "a number") || !attr_f64(g, op, "eps", 1e-5, &c[0])) return false;
+        s->fn = gp_std_fn(g, "std_batch_norm_at", op->loc);
+        s->args = call_args(g, 5, c, 1);
+        return s->fn != NULL;
+    case OP_G_MAP: {
+        const char *fn = ir_op_attr_str(op, "fn");
+        s->fn = fn ? ir_func_find(g->m, fn) : NULL;
+        s->args = ir_op_attr(op, "args");
+        if (s->fn && s->fn->kind == FUNC_DEVICE && s->args && s->args->kind == ATTR_ARRAY) return true;
+        diag_error(g->d, op->loc, "'%s' needs attributes 'fn' (a device function) and 'args'", op_name(op));
+        return false;
+    }
     default:
         diag_error(g->d, op->loc, "internal error: '%s' is not a pointwise op", op_name(op));
         return false;
@@ -448,6 +482,79 @@ static bool lower_bn_fold_b(GpGraph *g, Op *op) {
     return true;
 }
 
+/* The key of a graph.map's call (fn and args) and its name suffix ("_hardswish"; a fn instance's '.'
+ * becomes '_', as kernel names are identifiers). */
+void gp_map_key(GpGraph *g, const GpStep *s, const char **key, const char **suffix) {
+    StrBuf sb = {0};
+    sb_printf(&sb, "%s(", s->fn->name);
+    for (int i = 0; i < s->args->n; i++) {
+        const Attr *a = s->args->items[i];
+        if (a->kind == ATTR_INT) sb_printf(&sb, "%s%%%lld", i ? "," : "", (long long)a->i);
+        else sb_printf(&sb, "%s%.17g", i ? "," : "", a->kind == ATTR_FLOAT ? a->f : 0.0);
+    }
+    sb_printf(&sb, ")c%d", s->chain);
+    *key = arena_strdup(g->a, sb_str(&sb));
+    sb_free(&sb);
+    char *sfx = arena_printf(g->a, "_%s", s->fn->name);
+    for (char *p = sfx; *p; p++)
+        if (*p == '.') *p = '_';
+    *suffix = sfx;
+}
+
+/* graph.map unfused: std_unary as a copy of operand 0 (OP identity), with the fn's call spliced at its store
+ * (graph_epilogue.c) and the other operands as side inputs viewed like operand 0. As the anchor of a fused
+ * group the same instance gets the group's chain spliced after it. */
+static bool lower_map(GpGraph *g, Op *op) {
+    GpStep step;
+    if (!gp_pointwise_step(g, op, &step)) return false;
+    int n = op->num_operands, ins[GRAPH_MAP_MAX_ARGS];
+    if (n > GRAPH_MAP_MAX_ARGS) {
+        diag_error(g->d, op->loc, "'%s' has %d operands (at most %d)", op_name(op), n, GRAPH_MAP_MAX_ARGS);
+        return false;
+    }
+    for (int i = 0; i < n; i++)
+        if ((ins[i] = operand(g, op, i, 1, GP_MAX_RANK)) < 0) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    ElemViews ev;
+    if (y < 0 || !elementwise_views(g, ins, n, y, op->loc, &ev)) return false;
+    step.chain = 0;
+    step.side = 0;
+    const char *key, *suffix;
+    gp_map_key(g, &step, &key, &suffix);
+    /* Alone, the map is a group of its own; as a group's anchor, its key joins the group's. */
+    GpFuse own = {.anchor = &op->results[0], .last = &op->results[0], .suffix = suffix, .key = key};
+    GpFuse *fu = g->fuse ? g->fuse : &own;
+    bool alone = !g->fuse;
+    g->fuse = fu;
+    if (!alone) g->anchor_key = key, g->anchor_suffix = suffix;
+    const char *values[] = {T, itoa_a(g, graph_kind(GK_IDENTITY)->code)};
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    g->anchor_key = g->anchor_suffix = NULL;
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    bool ok = block >= 1;
+    TypeKind elems[GRAPH_MAP_MAX_ARGS];
+    for (int i = 1; i < n; i++) elems[i - 1] = ir_scalar_from_name(gp_t(g, ins[i])->dtype);
+    if (ok && fu->fresh && !gp_epilogue(g->m, fu->fresh, 1, &step, 1, elems, n - 1)) {
+        diag_error(g->d, op->loc, "fn @%s cannot be applied to tensor elements: it must be straight-line code on f32 "
+                   "scalars", step.fn->name);
+        ok = false;
+    }
+    if (alone) {
+        if (ok && own.fresh) gp_kernel_commit(g);
+        else if (!ok) gp_kernel_discard(g);
+        g->fuse = NULL;
+    }
+    if (!ok) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", op->loc);
+    gp_arg_view(g, l, ev.in[0], NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, ev.y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_f32(g, l, 0.0);
+    gp_arg_f32(g, l, 0.0);
+    for (int i = 1; i < n; i++) gp_arg_view(g, l, ev.in[i], NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    return true;
+}
+
 /* A reshape is no launch: an alias of the operand's storage. */
 static bool lower_reshape(GpGraph *g, Op *op) {
     int x = operand(g, op, 0, 1, GP_MAX_RANK);
@@ -481,6 +588,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_SOFTMAX: return lower_softmax(g, op);
     case OP_G_POOL: return lower_pool(g, op);
     case OP_G_RESHAPE: return lower_reshape(g, op);
+    case OP_G_MAP: return lower_map(g, op);
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     default:

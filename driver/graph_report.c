@@ -5,6 +5,7 @@
 #include <string.h>
 #include "graph/shape_expr.h"
 #include "passes/graph_passes.h"
+#include "ir/graph_kinds.h"
 
 /* Roofline figures: the GPU rows of support/targets.def (datasheet DRAM bandwidth and dense FP32
  * non-tensor-core peak) whose target runs code for the compilation target (sm_90a on an sm_90 GPU). */
@@ -35,12 +36,7 @@ static void dims_text(const Type *t, StrBuf *sb) {
     sb_puts(sb, "]");
 }
 
-static const char *op_label(const Op *op) {
-    const char *k = ir_op_attr_str(op, "kind");
-    if (k && (op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_REDUCE || op->kind == OP_G_POOL))
-        return k;
-    return ir_op_info[op->kind].name + 6; /* after "graph." */
-}
+static const char *op_label(const Op *op) { return graph_op_label(op); }
 
 /* A tensor's node id: "a<i>" for argument i, "o<j>" for the op at position j of the block. */
 static void node_id(const Func *g, const Value *v, StrBuf *sb) {
@@ -231,7 +227,8 @@ static double op_flops(Env *e, const Op *op) {
     }
     case OP_G_BATCH_NORM: return 2 * numel(e, r); /* x * s + t */
     case OP_G_UNARY:
-    case OP_G_BINARY: return numel(e, r);
+    case OP_G_BINARY:
+    case OP_G_MAP: return numel(e, r);
     case OP_G_REDUCE: return numel(e, op->operands[0]->type);
     case OP_G_SOFTMAX: return 4 * numel(e, r); /* max, exp(x - max), sum, divide */
     case OP_G_POOL: {

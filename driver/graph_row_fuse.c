@@ -58,10 +58,8 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
     GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
     const char *ncl[3] = {X->dims[0], gp_prod(g, X->dims, 1, rc.first_axis), gp_prod(g, X->dims, rc.first_axis, X->rank)};
     const char *R = Y->dims[1];
-    static const char *const pools[] = {"sum", "mean", "max", "min"};
-    const char *kind = ir_op_attr_str(r, "kind");
-    int pool = 0;
-    while (pool < 3 && strcmp(kind, pools[pool])) pool++;
+    int kid = graph_kind_of(r);
+    int pool = kid < 0 ? 0 : graph_kind((GraphKindId)kid)->code; /* std_row_head's POOL: the reduce's code */
     /* Tile sizes: the row tile from the matcher, the channel and pooled-axis blocks within the budgets. */
     int64_t lv, lp = gp_is_lit(ncl[2], &lv) ? pow2_at_least(lv) : BLOCK_L_SYMBOLIC;
     int64_t bc = 1, bl;

@@ -197,3 +197,35 @@ Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const
     if (f) f->name = arena_strdup(m->arena, as_name ? as_name : decl);
     return f;
 }
+
+Func *sema_instantiate_fn(IrModule *m, const AstProgram *p, const char *fn, DiagEngine *d) {
+    SemaOptions opt = {0};
+    Sema sema = {0}, *s = &sema;
+    s->prog = p;
+    s->opt = &opt;
+    s->d = d;
+    s->tmp = arena_new();
+    s->m = m;
+    int errors0 = diag_error_count(d);
+    Func *mark = m->last; /* everything after it is this call's */
+    collect_decls(s);
+    const AstDecl *k = sema_find_decl(s, fn);
+    Func *f = NULL;
+    if (!k || k->kind != DECL_FN) {
+        diag_error(d, NOLOC, "no fn named '%s' to instantiate", fn ? fn : "");
+    } else {
+        const Type **types = arena_calloc(s->tmp, (size_t)k->nparams + 1, sizeof *types);
+        for (int i = 0; i < k->nparams; i++) types[i] = ir_type_scalar(m, TY_F32);
+        f = sema_fn_instance(s, k, types, k->loc);
+    }
+    ptrvec_free(&s->stack);
+    arena_free(s->tmp);
+    if (diag_error_count(d) > errors0 || !f) {
+        for (Func *g = mark ? mark->next : m->first, *next; g; g = next) {
+            next = g->next;
+            ir_func_remove(m, g);
+        }
+        return NULL;
+    }
+    return f;
+}

@@ -36,4 +36,11 @@ IrModule *sema_lower(const AstProgram *p, const SemaOptions *opt, DiagEngine *d)
  * added is removed from m again and NULL is returned. The caller keeps ownership of p and m. */
 Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const char *as_name,
                        const SemaDefine *consts, int n, DiagEngine *d);
+
+/* Lowers fn `fn` of p into m as a FUNC_DEVICE on f32 scalars (every parameter f32; graph lowering applies
+ * the lang/std pointwise fns this way, ir_func_widen widening them to tiles), with the fns it calls, under
+ * names no function of m already has (`fn`, then `fn.1`...). Errors (no such fn, a parameter or body that
+ * does not check with f32 arguments) are reported to d at their locations in p; then everything this call
+ * added is removed from m again and NULL is returned. The caller keeps ownership of p and m. */
+Func *sema_instantiate_fn(IrModule *m, const AstProgram *p, const char *fn, DiagEngine *d);
 #endif

@@ -158,6 +158,37 @@ static const Type *plausible_result(Sema *s, const AstDecl *decl, SVal *args, in
     return rt && r ? ir_type_tile(s->m, rt, r, d, NULL) : rt;
 }
 
+/* The instance of decl for types, made on first request (its func NULL after errors). */
+static Instance *find_instance(Sema *s, const AstDecl *decl, const Type **types, SrcLoc call_loc) {
+    Instance *inst = NULL;
+    for (Instance *in = s->instances; in && !inst; in = in->next) {
+        if (in->decl != decl) continue;
+        bool same = true;
+        for (int i = 0; i < decl->nparams && same; i++) same = in->params[i] == types[i];
+        if (same) inst = in;
+    }
+    if (!inst) {
+        int errors = diag_error_count(s->d);
+        inst = instantiate(s, decl, types);
+        if (diag_error_count(s->d) > errors) {
+            StrBuf sb = {0};
+            types_text(s, &sb, types, decl->nparams);
+            diag_note(s->d, call_loc, "in the instance of '%s' for %s called here", decl->name, sb_str(&sb));
+            sb_free(&sb);
+            inst->func = NULL;
+        }
+    }
+    return inst;
+}
+
+Func *sema_fn_instance(Sema *s, const AstDecl *decl, const Type **types, SrcLoc call_loc) {
+    int idx = sema_decl_index(s, decl);
+    sema_check_fn(s, idx);
+    if (s->fnstate[idx] != FN_OK) return NULL;
+    Instance *inst = find_instance(s, decl, types, call_loc);
+    return inst->func && (!decl->ret || inst->result) ? inst->func : NULL;
+}
+
 bool sema_user_call(Sema *s, const Ast *call, SVal *out) {
     const AstDecl *decl = sema_find_decl(s, call->name);
     if (!decl) return false;
@@ -209,24 +240,7 @@ bool sema_user_call(Sema *s, const Ast *call, SVal *out) {
         SrcLoc loc = call->args[i]->loc;
         if (!p || !param_type(s, decl, i, &args[i], p, &types[i], loc)) return true;
     }
-    Instance *inst = NULL;
-    for (Instance *in = s->instances; in && !inst; in = in->next) {
-        if (in->decl != decl) continue;
-        bool same = true;
-        for (int i = 0; i < call->nargs && same; i++) same = in->params[i] == types[i];
-        if (same) inst = in;
-    }
-    if (!inst) {
-        int errors = diag_error_count(s->d);
-        inst = instantiate(s, decl, types);
-        if (diag_error_count(s->d) > errors) {
-            StrBuf sb = {0};
-            types_text(s, &sb, types, call->nargs);
-            diag_note(s->d, call->loc, "in the instance of '%s' for %s called here", decl->name, sb_str(&sb));
-            sb_free(&sb);
-            inst->func = NULL;
-        }
-    }
+    Instance *inst = find_instance(s, decl, types, call->loc);
     if (!inst->func || (decl->ret && !inst->result)) return true;
     Value **vals = arena_calloc(s->tmp, (size_t)call->nargs + 1, sizeof *vals);
     for (int i = 0; i < call->nargs; i++) vals[i] = sema_value(s, args[i], call->loc);

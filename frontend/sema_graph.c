@@ -49,36 +49,37 @@ static Value *name_value(Sema *s, const Ast *e) {
     }
     if (sym->val.kind == SV_POISON) return NULL;
     if (sym->val.kind == SV_VALUE && sym->val.v->type->kind == TY_TENSOR) return sym->val.v;
-    diag_error(s->d, e->loc, "'%s' is a constant, not a tensor; scalar operands in graphs are not supported yet; use a "
-               "param tensor", e->name);
+    diag_error(s->d, e->loc, "'%s' is a constant, not a tensor; a graph's operators and graph ops take tensors (a "
+               "number goes to a fn called on the tensor, or is a param tensor)", e->name);
     diag_note(s->d, sym->loc, "'%s' declared here", e->name);
     return NULL;
 }
 
-static const char *binary_kind(AstOp op) {
+static int binary_kind(AstOp op) {
     switch (op) {
-    case BIN_ADD: return "add";
-    case BIN_SUB: return "sub";
-    case BIN_MUL: return "mul";
-    case BIN_DIV: return "div";
-    default: return NULL;
+    case BIN_ADD: return GK_ADD;
+    case BIN_SUB: return GK_SUB;
+    case BIN_MUL: return GK_MUL;
+    case BIN_DIV: return GK_DIV;
+    default: return -1;
     }
 }
 
 static Value *binary_value(Sema *s, GraphBuilder *g, const Ast *e) {
-    const char *kind = binary_kind(e->op);
-    if (!kind) {
+    int kind = binary_kind(e->op);
+    if (kind < 0) {
         diag_error(s->d, e->loc, "operator '%s' is not supported on tensors (graphs have + - * /)", ast_op_spelling(e->op));
         return NULL;
     }
     const Ast *sides[2] = {e->lhs, e->rhs};
     for (int i = 0; i < 2; i++)
         if (sema_graph_const(s, sides[i])) {
-            diag_error(s->d, sides[i]->loc, "scalar operands in graphs are not supported yet; use a param tensor");
+            diag_error(s->d, sides[i]->loc, "a graph's operators take two tensors; to combine a tensor with a number, call a fn on the "
+                       "tensor (SPEC 9), or make the number a param tensor");
             return NULL;
         }
     Value *a = sema_graph_expr(s, g, e->lhs), *b = sema_graph_expr(s, g, e->rhs);
-    return gb_binary(g, e->loc, kind, a, b);
+    return gb_binary(g, e->loc, (GraphKindId)kind, a, b);
 }
 
 Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
@@ -92,12 +93,12 @@ Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
             diag_error(s->d, e->loc, "operator '%s' is not supported on tensors", ast_op_spelling(e->op));
             return NULL;
         }
-        return gb_unary(g, e->loc, "neg", sema_graph_expr(s, g, e->lhs), 0, 0);
+        return gb_unary(g, e->loc, GK_NEG, sema_graph_expr(s, g, e->lhs), 0, 0);
     case AST_INT:
     case AST_FLOAT:
     case AST_BOOL:
-        diag_error(s->d, e->loc, "a number is not a tensor; scalar operands in graphs are not supported yet; use a param "
-                   "tensor");
+        diag_error(s->d, e->loc, "a number is not a tensor; a graph's operators and graph ops take tensors (a number goes "
+                   "to a fn called on the tensor, or is a param tensor)");
         return NULL;
     default:
         diag_error(s->d, e->loc, "this expression is not a tensor (a graph combines tensors with graph ops)");
@@ -113,7 +114,8 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
         if (t && (t->kind == AT_PTR || t->kind == AT_VIEW))
             diag_error(s->d, t->loc, "a graph takes whole tensors such as f32[N, C], not pointers or views");
         else if (t)
-            diag_error(s->d, t->loc, "%s must be a whole tensor such as f32[N, C] (scalars are not supported yet)", what);
+            diag_error(s->d, t->loc, "%s must be a whole tensor such as f32[N, C] (a graph's values are tensors; numbers are "
+                           "const parameters)", what);
         return NULL;
     }
     const Type *e = sema_resolve_type(s, t->elem);

@@ -35,8 +35,11 @@ struct GraphOp {
     int nreq;             /* the first nreq parameters are required */
     GParam p[GMAXP];
     GraphOpFn fn;
-    const char *kind;     /* unary / reduce / pool kind */
+    int kind;             /* unary / binary / reduce kind (ir/graph_ops.def), or -1 */
 };
+
+/* The name of row op: its own, or its kind's (ir/graph_ops.def). */
+static const char *op_name(const GraphOp *op) { return op->name ? op->name : graph_kind((GraphKindId)op->kind)->name; }
 
 /* ------------------------------------------------------------ attribute values */
 
@@ -125,7 +128,7 @@ static const char *ident_value(Sema *s, const Ast *e, const char *what, const ch
 /* Parameter i of op, given as args[i], read by its kind (an absent one keeps *out and is fine). The
  * table's `min` bounds every integer. */
 static const char *what(Sema *s, const GraphOp *op, int i) {
-    return arena_printf(s->tmp, "'%s' of '%s'", op->p[i].name, op->name);
+    return arena_printf(s->tmp, "'%s' of '%s'", op->p[i].name, op_name(op));
 }
 
 static bool arg_int(Sema *s, const GraphOp *op, const Ast **args, int i, int *out) {
@@ -177,8 +180,8 @@ static bool operands(Sema *s, GraphBuilder *g, const GraphOp *op, const Ast **ar
         out[i] = NULL;
         if (!args[i]) continue;
         if (sema_graph_const(s, args[i])) {
-            diag_error(s->d, args[i]->loc, "%s must be a tensor; scalar operands in graphs are not supported yet; use a "
-                       "param tensor", what(s, op, i));
+            diag_error(s->d, args[i]->loc, "%s must be a tensor (a number goes to a fn called on the tensor, or is a "
+                       "param tensor)", what(s, op, i));
             ok = false;
             continue;
         }
@@ -216,12 +219,12 @@ static Value *op_unary(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp 
     Value *t[GMAXP];
     double alpha = 0, beta = 0;
     bool ok = operands(s, g, op, args, t);
-    if (!strcmp(op->name, "leaky_relu")) {
+    if (op->kind == GK_LEAKY_RELU) {
         alpha = 0.01; /* PyTorch's negative_slope */
         ok &= arg_float(s, op, args, 1, &alpha);
-    } else if (!strcmp(op->name, "relu6")) {
+    } else if (op->name && !strcmp(op->name, "relu6")) {
         beta = 6;
-    } else if (!strcmp(op->name, "clamp")) {
+    } else if (op->kind == GK_CLAMP) {
         ok &= arg_float(s, op, args, 1, &alpha);
         ok &= arg_float(s, op, args, 2, &beta);
         if (ok && !(alpha <= beta)) {
@@ -229,7 +232,7 @@ static Value *op_unary(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp 
             return NULL;
         }
     }
-    return ok ? gb_unary(g, call->loc, op->kind, t[0], alpha, beta) : NULL;
+    return ok ? gb_unary(g, call->loc, (GraphKindId)op->kind, t[0], alpha, beta) : NULL;
 }
 
 static Value *op_gelu(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
@@ -238,7 +241,7 @@ static Value *op_gelu(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *
     const char *mode = "none"; /* PyTorch's approximate='none': the erf form */
     bool ok = operands(s, g, op, args, t);
     ok &= arg_ident(s, op, args, 1, modes, &mode);
-    return ok ? gb_unary(g, call->loc, strcmp(mode, "tanh") ? "gelu" : "gelu_tanh", t[0], 0, 0) : NULL;
+    return ok ? gb_unary(g, call->loc, strcmp(mode, "tanh") ? GK_GELU : GK_GELU_TANH, t[0], 0, 0) : NULL;
 }
 
 static Value *op_matmul(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
@@ -262,12 +265,12 @@ static Value *op_global_avg_pool(Sema *s, GraphBuilder *g, const Ast *call, cons
         return NULL;
     }
     static const int axes[] = {2, 3};
-    return gb_reduce(g, call->loc, "mean", t[0], axes, 2, true);
+    return gb_reduce(g, call->loc, GK_MEAN, t[0], axes, 2, true);
 }
 
 static Value *op_pool(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
     Value *t[GMAXP];
-    GbPool a = {.max = !strcmp(op->kind, "max"), .dilation = {1, 1}, .count_include_pad = true};
+    GbPool a = {.max = op->kind == GK_MAXPOOL, .dilation = {1, 1}, .count_include_pad = true};
     bool ok = operands(s, g, op, args, t);
     ok &= arg_pair(s, op, args, 1, a.kernel);
     memcpy(a.stride, a.kernel, sizeof a.stride); /* PyTorch: the stride defaults to kernel_size */
@@ -320,20 +323,21 @@ static Value *op_reshape(Sema *s, GraphBuilder *g, const Ast *call, const GraphO
 }
 
 /* A reduction of x over args[ia] (axes) with args[ia + 1] (keepdims). */
-static Value *reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, Value *x, const Ast **args, int ia) {
+static Value *reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, int kind, Value *x,
+                     const Ast **args, int ia) {
     static const int any[] = {0};
     int axes[GMAXP];
     bool keep = false;
     int n = int_list(s, args[ia], what(s, op, ia), op->p[ia].min, true, any, axes);
     bool ok = n > 0;
     ok &= arg_bool(s, op, args, ia + 1, &keep);
-    return ok && x ? gb_reduce(g, call->loc, op->kind, x, axes, n, keep) : NULL;
+    return ok && x ? gb_reduce(g, call->loc, (GraphKindId)kind, x, axes, n, keep) : NULL;
 }
 
 static Value *op_reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
     Value *t[GMAXP];
     bool ok = operands(s, g, op, args, t);
-    Value *r = reduce(s, g, call, op, t[0], args, 1);
+    Value *r = reduce(s, g, call, op, op->kind, t[0], args, 1);
     return ok ? r : NULL;
 }
 
@@ -341,62 +345,65 @@ static Value *op_reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
 static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
     if (!args[1] == !args[2]) {
         diag_error(s->d, call->loc, "'%s' takes two tensors (elementwise) or one tensor and 'axes' (a reduction)",
-                   op->name);
+                   op_name(op));
         return NULL;
     }
     if (args[1] && args[3]) {
-        diag_error(s->d, args[3]->loc, "'keepdims' of '%s' needs 'axes' (a reduction)", op->name);
+        diag_error(s->d, args[3]->loc, "'keepdims' of '%s' needs 'axes' (a reduction)", op_name(op));
         return NULL;
     }
     Value *t[GMAXP];
     bool ok = operands(s, g, op, args, t);
-    if (args[1]) return ok ? gb_binary(g, call->loc, op->kind, t[0], t[1]) : NULL;
-    Value *r = reduce(s, g, call, op, t[0], args, 2);
+    /* The table's binary max/min; the reduction of the same name. */
+    if (args[1]) return ok ? gb_binary(g, call->loc, (GraphKindId)op->kind, t[0], t[1]) : NULL;
+    Value *r = reduce(s, g, call, op, op->kind == GK_MAX ? GK_RMAX : GK_RMIN, t[0], args, 2);
     return ok ? r : NULL;
 }
 
 #define X {"x", GP_TENSOR, 0}
 #define NOMIN INT32_MIN
+/* Rows with a NULL name take the name of their kind (ir/graph_ops.def): the table is the only place a
+ * kind is spelled. The one-tensor unary ops (the table's SRC column) are appended from the table. */
 static const GraphOp graph_ops[] = {
     {"conv2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
-                   {"dilation", GP_PAIR, 1}, {"groups", GP_INT, 1}, {"layout", GP_IDENT, 0}}, op_conv2d, NULL},
+                   {"dilation", GP_PAIR, 1}, {"groups", GP_INT, 1}, {"layout", GP_IDENT, 0}}, op_conv2d, -1},
     {"batch_norm", 5, {X, {"gamma", GP_TENSOR, 0}, {"beta", GP_TENSOR, 0}, {"mean", GP_TENSOR, 0},
-                       {"variance", GP_TENSOR, 0}, {"eps", GP_FLOAT, 0}}, op_batch_norm, NULL},
-    {"relu", 1, {X}, op_unary, "relu"},
-    {"relu6", 1, {X}, op_unary, "clamp"},
-    {"leaky_relu", 1, {X, {"alpha", GP_FLOAT, 0}}, op_unary, "leaky_relu"},
-    {"clamp", 3, {X, {"lo", GP_FLOAT, 0}, {"hi", GP_FLOAT, 0}}, op_unary, "clamp"},
-    {"sigmoid", 1, {X}, op_unary, "sigmoid"},
-    {"silu", 1, {X}, op_unary, "silu"},
-    {"gelu", 1, {X, {"approximate", GP_IDENT, 0}}, op_gelu, NULL},
-    {"tanh", 1, {X}, op_unary, "tanh"},
-    {"exp", 1, {X}, op_unary, "exp"},
-    {"sqrt", 1, {X}, op_unary, "sqrt"},
-    {"abs", 1, {X}, op_unary, "abs"},
-    {"matmul", 2, {{"a", GP_TENSOR, 0}, {"b", GP_TENSOR, 0}}, op_matmul, NULL},
-    {"linear", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}}, op_linear, NULL},
-    {"global_avg_pool", 1, {X}, op_global_avg_pool, NULL},
+                       {"variance", GP_TENSOR, 0}, {"eps", GP_FLOAT, 0}}, op_batch_norm, -1},
+    {"relu6", 1, {X}, op_unary, GK_CLAMP},
+    {NULL, 1, {X, {"alpha", GP_FLOAT, 0}}, op_unary, GK_LEAKY_RELU},
+    {NULL, 3, {X, {"lo", GP_FLOAT, 0}, {"hi", GP_FLOAT, 0}}, op_unary, GK_CLAMP},
+    {NULL, 1, {X, {"approximate", GP_IDENT, 0}}, op_gelu, GK_GELU},
+    {"matmul", 2, {{"a", GP_TENSOR, 0}, {"b", GP_TENSOR, 0}}, op_matmul, -1},
+    {"linear", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}}, op_linear, -1},
+    {"global_avg_pool", 1, {X}, op_global_avg_pool, -1},
     {"max_pool2d", 2, {X, {"kernel_size", GP_PAIR, 1}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
-                       {"dilation", GP_PAIR, 1}, {"ceil_mode", GP_BOOL, 0}}, op_pool, "max"},
+                       {"dilation", GP_PAIR, 1}, {"ceil_mode", GP_BOOL, 0}}, op_pool, GK_MAXPOOL},
     {"avg_pool2d", 2, {X, {"kernel_size", GP_PAIR, 1}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
                        {"dilation", GP_PAIR, 1}, {"ceil_mode", GP_BOOL, 0}, {"count_include_pad", GP_BOOL, 0}},
-     op_pool, "avg"},
-    {"softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, NULL},
-    {"log_softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, NULL},
-    {"flatten", 1, {X, {"axis", GP_INT, NOMIN}}, op_flatten, NULL},
-    {"reshape", 2, {X, {"shape", GP_DIMS, 1}}, op_reshape, NULL},
-    {"sum", 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, "sum"},
-    {"mean", 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, "mean"},
-    {"max", 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, "max"},
-    {"min", 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, "min"},
+     op_pool, GK_AVGPOOL},
+    {"softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, -1},
+    {"log_softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, -1},
+    {"flatten", 1, {X, {"axis", GP_INT, NOMIN}}, op_flatten, -1},
+    {"reshape", 2, {X, {"shape", GP_DIMS, 1}}, op_reshape, -1},
+    {NULL, 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, GK_SUM},
+    {NULL, 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, GK_MEAN},
+    {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MAX},
+    {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MIN},
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) SRC_ROW_##SRC(ID)
+#define SRC_ROW_0(ID)
+#define SRC_ROW_1(ID) {NULL, 1, {X}, op_unary, GK_##ID},
+#include "../ir/graph_ops.def"
+#undef SRC_ROW_0
+#undef SRC_ROW_1
 };
 #undef X
 #undef NOMIN
 enum { NGRAPH_OPS = sizeof graph_ops / sizeof graph_ops[0] };
 
+
 static const GraphOp *find_op(const char *name) {
     for (int i = 0; name && i < NGRAPH_OPS; i++)
-        if (!strcmp(graph_ops[i].name, name)) return &graph_ops[i];
+        if (!strcmp(op_name(&graph_ops[i]), name)) return &graph_ops[i];
     return NULL;
 }
 
@@ -412,7 +419,7 @@ static bool bind(Sema *s, const Ast *call, const GraphOp *op, const Ast **args) 
     const char *names[GMAXP];
     for (int i = 0; i < np; i++) names[i] = op->p[i].name;
     if (call->nargs > np) {
-        diag_error(s->d, call->loc, "'%s' takes at most %d argument%s, got %d", op->name, np, np == 1 ? "" : "s",
+        diag_error(s->d, call->loc, "'%s' takes at most %d argument%s, got %d", op_name(op), np, np == 1 ? "" : "s",
                    call->nargs);
         return false;
     }
@@ -426,30 +433,110 @@ static bool bind(Sema *s, const Ast *call, const GraphOp *op, const Ast **args) 
                 if (!strcmp(names[p], kw)) slot = p;
             if (slot < 0) {
                 const char *best = diag_closest(kw, names, np);
-                if (best) diag_error(s->d, loc, "'%s' has no parameter named '%s'; did you mean '%s'?", op->name, kw, best);
-                else diag_error(s->d, loc, "'%s' has no parameter named '%s'", op->name, kw);
+                if (best) diag_error(s->d, loc, "'%s' has no parameter named '%s'; did you mean '%s'?", op_name(op), kw, best);
+                else diag_error(s->d, loc, "'%s' has no parameter named '%s'", op_name(op), kw);
                 return false;
             }
         } else {
             while (pos < np && args[pos]) pos++;
             slot = pos;
             if (slot >= np) {
-                diag_error(s->d, loc, "too many positional arguments to '%s'", op->name);
+                diag_error(s->d, loc, "too many positional arguments to '%s'", op_name(op));
                 return false;
             }
         }
         if (args[slot]) {
-            diag_error(s->d, loc, "argument '%s' of '%s' given twice", names[slot], op->name);
+            diag_error(s->d, loc, "argument '%s' of '%s' given twice", names[slot], op_name(op));
             return false;
         }
         args[slot] = arg;
     }
     for (int p = 0; p < op->nreq; p++)
         if (!args[p]) {
-            diag_error(s->d, call->loc, "'%s' is missing argument '%s'", op->name, names[p]);
+            diag_error(s->d, call->loc, "'%s' is missing argument '%s'", op_name(op), names[p]);
             return false;
         }
     return true;
+}
+
+/* Whether the declared type t is f32 (the element type a fn sees of tensors). */
+static bool is_f32(const AstType *t) { return t && t->kind == AT_NAME && t->name && !strcmp(t->name, "f32"); }
+
+/* A user's fn called on tensors (SPEC 9): graph.map of its f32 instance, applied to each element of the
+ * broadcast tensor arguments; compile-time numbers are passed as constants. The instance is made
+ * straight-line first (ifs become selects), as an element must not branch on its own. */
+static Value *fn_on_tensors(Sema *s, GraphBuilder *g, const Ast *call, const AstDecl *decl) {
+    for (int i = 0; i < call->nargs; i++)
+        if (call->kwnames && call->kwnames[i]) {
+            diag_error(s->d, call->args[i]->loc, "fn '%s' takes no keyword arguments", decl->name);
+            return NULL;
+        }
+    if (call->nargs != decl->nparams) {
+        diag_error(s->d, call->loc, "'%s' expects %d argument%s, got %d", decl->name, decl->nparams,
+                   decl->nparams == 1 ? "" : "s", call->nargs);
+        diag_note(s->d, decl->loc, "'%s' declared here", decl->name);
+        return NULL;
+    }
+    if (call->nargs > GRAPH_MAP_MAX_ARGS) {
+        diag_error(s->d, call->loc, "fn '%s' has %d parameters; a fn called on tensors takes at most %d", decl->name,
+                   call->nargs, GRAPH_MAP_MAX_ARGS);
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; i < decl->nparams; i++)
+        if (!is_f32(decl->params[i]->type)) {
+            diag_error(s->d, decl->params[i]->loc, "parameter '%s' of fn '%s' must be f32 to be called on tensors (the "
+                       "elements of a graph's tensors are computed in f32)", decl->params[i]->name, decl->name);
+            ok = false;
+        }
+    if (!is_f32(decl->ret)) {
+        diag_error(s->d, decl->ret ? decl->ret->loc : decl->loc, "fn '%s' must return f32 to be called on tensors",
+                   decl->name);
+        ok = false;
+    }
+    if (!ok) {
+        diag_note(s->d, call->loc, "'%s' called on tensors here", decl->name);
+        return NULL;
+    }
+    Value *tensors[GRAPH_MAP_MAX_ARGS];
+    GbMapArg args[GRAPH_MAP_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < call->nargs; i++) {
+        const Ast *a = call->args[i];
+        if (sema_graph_const(s, a)) {
+            const char *w = arena_printf(s->tmp, "argument '%s' of '%s'", decl->params[i]->name, decl->name);
+            args[i] = (GbMapArg){-1, 0};
+            ok &= float_value(s, a, w, &args[i].value);
+            continue;
+        }
+        args[i] = (GbMapArg){n, 0};
+        tensors[n] = sema_graph_expr(s, g, a);
+        ok &= tensors[n++] != NULL;
+    }
+    if (!ok) return NULL;
+    if (n == 0) {
+        diag_error(s->d, call->loc, "fn '%s' is called on numbers only; in a graph, give it at least one tensor",
+                   decl->name);
+        return NULL;
+    }
+    const Type *f32 = ir_type_scalar(s->m, TY_F32), *types[GRAPH_MAP_MAX_ARGS];
+    for (int i = 0; i < decl->nparams; i++) types[i] = f32;
+    Func *f = sema_fn_instance(s, decl, types, call->loc);
+    if (!f) return NULL;
+    const Op *bad = NULL;
+    if (!ir_if_convert(s->m, f, &bad)) {
+        if (bad->kind == OP_IF || bad->kind == OP_FOR)
+            diag_error(s->d, bad->loc, "fn '%s' is applied to each element of tensors, so this %s cannot run per "
+                       "element; %s", decl->name, bad->kind == OP_FOR ? "loop" : "'if'",
+                       bad->kind == OP_FOR ? "write the fn without loops" : "its branches must only compute values");
+        else
+            diag_error(s->d, bad->loc, "fn '%s' is applied to each element of tensors, so this branch of an 'if' runs "
+                       "for every element: it must only compute values ('%s' does more)", decl->name,
+                       ir_op_info[bad->kind].name);
+        diag_note(s->d, call->loc, "'%s' called on tensors here", decl->name);
+        return NULL;
+    }
+    return gb_map(g, call->loc, f->name, tensors, n, args, call->nargs);
 }
 
 Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call) {
@@ -462,17 +549,14 @@ Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call) {
     }
     const AstDecl *decl = sema_find_decl(s, call->name);
     if (decl) {
-        if (decl->kind == DECL_FN)
-            diag_error(s->d, call->loc, "calling fn '%s' on tensors is not supported yet (fns will fuse into graph ops "
-                       "with the fusion issue)", decl->name);
-        else
-            diag_error(s->d, call->loc, "a graph cannot call %s '%s'; it calls graph ops such as conv2d and relu",
-                       decl->kind == DECL_KERNEL ? "kernel" : "graph", decl->name);
+        if (decl->kind == DECL_FN) return fn_on_tensors(s, g, call, decl);
+        diag_error(s->d, call->loc, "a graph cannot call %s '%s'; it calls graph ops such as conv2d and relu, and fns",
+                   decl->kind == DECL_KERNEL ? "kernel" : "graph", decl->name);
         diag_note(s->d, decl->loc, "'%s' declared here", decl->name);
         return NULL;
     }
     const char *cands[NGRAPH_OPS];
-    for (int i = 0; i < NGRAPH_OPS; i++) cands[i] = graph_ops[i].name;
+    for (int i = 0; i < NGRAPH_OPS; i++) cands[i] = op_name(&graph_ops[i]);
     const char *best = diag_closest(call->name, cands, NGRAPH_OPS);
     if (sema_is_builtin(call->name))
         diag_error(s->d, call->loc, "'%s' is a kernel builtin, not a graph op", call->name);

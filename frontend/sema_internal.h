@@ -250,6 +250,9 @@ void sema_scratch_assign(Sema *s, const Ast *stmt, Symbol *buf);
 bool sema_user_call(Sema *s, const Ast *call, SVal *out);
 /* Checks fn decl once with its declared parameter types (in a scratch module). */
 void sema_check_fn(Sema *s, int decl_index);
+/* The instance of fn decl for parameter types `types` (decl->nparams of them) in the current module,
+ * made on first request: its function, or NULL after errors (reported, with a note at call_loc). */
+Func *sema_fn_instance(Sema *s, const AstDecl *decl, const Type **types, SrcLoc call_loc);
 
 /* --- sema_graph.c, sema_graph_ops.c ------------------------------------------------------ */
 typedef struct GraphBuilder GraphBuilder; /* graph/graph_build.h */

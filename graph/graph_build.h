@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "../ir/ir.h"
 #include "../support/diag.h"
+#include "../ir/graph_kinds.h"
 
 typedef struct GraphBuilder GraphBuilder;
 
@@ -38,16 +39,25 @@ typedef struct GbConv2d {
 Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias /* NULL: none */, const GbConv2d *a);
 Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value *beta, Value *mean, Value *var,
                      double eps);
-/* kind: relu leaky_relu clamp sigmoid silu gelu gelu_tanh tanh neg abs exp sqrt identity (docs/graphs.md);
- * an unknown kind is an error. alpha/beta as in the docs' table. */
-Value *gb_unary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, double alpha, double beta);
-/* kind: add sub mul div max min pow; numpy broadcasting. */
-Value *gb_binary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *a, Value *b);
+/* kind: a UNARY kind of ir/graph_ops.def (docs/graphs.md); another id is an internal error. alpha/beta
+ * as in the docs' table. */
+Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *x, double alpha, double beta);
+/* kind: a BINARY kind of ir/graph_ops.def; numpy broadcasting. */
+Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *a, Value *b);
+/* A device function on f32 scalars applied to each element (graph.map): fn names a FUNC_DEVICE of the
+ * module (the caller instantiated it); args[i] says what parameter i receives: tensors[tensor] (tensor
+ * >= 0) or the finite constant value (tensor = -1). The n tensors (1..GRAPH_MAP_MAX_ARGS, each used) broadcast
+ * numpy-style; the result has their element type. */
+typedef struct GbMapArg {
+    int tensor;
+    double value;
+} GbMapArg;
+Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int n, const GbMapArg *args, int nargs);
 /* y = alpha * op(a) @ op(b) + beta * c; a, b of rank 2..4 with broadcast batch dims; c NULL or broadcastable. */
 Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool trans_a, bool trans_b,
                  double alpha, double beta);
-/* kind: sum mean max min; axes may be negative (normalised, sorted, deduplicated). */
-Value *gb_reduce(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, const int *axes, int naxes, bool keepdims);
+/* kind: a REDUCE kind of ir/graph_ops.def; axes may be negative (normalised, sorted, deduplicated). */
+Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *x, const int *axes, int naxes, bool keepdims);
 /* axis may be negative. coerce_2d: ONNX opset < 13 semantics. */
 Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d);
 typedef struct GbPool {

@@ -143,23 +143,24 @@ Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value 
 
 /* ------------------------------------------------------------ elementwise */
 
-static const char *const UNARY_KINDS[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                          "tanh", "neg", "abs", "exp", "sqrt", "identity"};
+/* The kind id's row, when id is a kind of class cls (else an error). */
+static const GraphKind *kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id, const char *what) {
+    if ((int)id >= 0 && id < GK_COUNT && graph_kind(id)->cls == cls) return graph_kind(id);
+    gb_error(g, loc, "internal error: kind %d is not a %s", (int)id, what);
+    return NULL;
+}
 
-Value *gb_unary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, double alpha, double beta) {
-    bool known = false;
-    for (size_t i = 0; kind && i < sizeof UNARY_KINDS / sizeof *UNARY_KINDS; i++) known |= !strcmp(kind, UNARY_KINDS[i]);
-    if (!known) {
-        gb_error(g, loc, "unknown unary op '%s'", kind ? kind : "");
-        return NULL;
-    }
+Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double alpha, double beta) {
+    const GraphKind *k = kind_row(g, loc, GK_CLASS_UNARY, id, "unary op");
+    if (!k) return NULL;
+    const char *kind = k->name;
     if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
     /* clamp's bounds may be infinite (ONNX Clip without max); nothing may be NaN. */
-    if (!strcmp(kind, "clamp") && (isnan(alpha) || isnan(beta) || alpha > beta)) {
+    if (id == GK_CLAMP && (isnan(alpha) || isnan(beta) || alpha > beta)) {
         gb_error(g, loc, "clamp: the bounds must satisfy lo <= hi, got %g and %g", alpha, beta);
         return NULL;
     }
-    if (strcmp(kind, "clamp") && (!isfinite(alpha) || !isfinite(beta))) {
+    if (id != GK_CLAMP && (!isfinite(alpha) || !isfinite(beta))) {
         gb_error(g, loc, "%s: the parameter must be a finite number, got %g", kind, !isfinite(alpha) ? alpha : beta);
         return NULL;
     }
@@ -168,16 +169,6 @@ Value *gb_unary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, double 
     ir_op_set_attr(g->m, op, "alpha", ir_attr_float(g->m, alpha));
     ir_op_set_attr(g->m, op, "beta", ir_attr_float(g->m, beta));
     return op->results;
-}
-
-static const char *binary_verb(const char *kind) {
-    static const char *const map[][2] = {{"add", "add"},          {"sub", "subtract"},
-                                         {"mul", "multiply"},     {"div", "divide"},
-                                         {"max", "take the max of"}, {"min", "take the min of"},
-                                         {"pow", "raise to a power"}};
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (!strcmp(kind, map[i][0])) return map[i][1];
-    return NULL;
 }
 
 /* One broadcast dim of da and db (NULL: the operand has no such dim). A literal 1 stretches; undecided
@@ -212,12 +203,10 @@ static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, V
     return true;
 }
 
-Value *gb_binary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *a, Value *b) {
-    const char *verb = kind ? binary_verb(kind) : NULL;
-    if (!verb) {
-        gb_error(g, loc, "unknown binary op '%s'", kind ? kind : "");
-        return NULL;
-    }
+Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
+    const GraphKind *k = kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
+    if (!k) return NULL;
+    const char *kind = k->name, *verb = k->verb;
     Value *ops[2] = {a, b};
     if (!gb_operands(g, loc, kind, ops, 2)) return NULL;
     GbDim dims[8];
@@ -225,6 +214,55 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, const char *kind, Value *a, Value 
     if (!broadcast(g, loc, verb, a, b, dims, &rank)) return NULL;
     Op *op = gb_emit(g, OP_G_BINARY, ops, 2, gb_tensor(g, a->type->elem, rank, dims), loc);
     ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
+    return op->results;
+}
+
+/* ------------------------------------------------------------ map (a fn on tensors) */
+
+Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int n, const GbMapArg *args, int nargs) {
+    const char *what = arena_printf(g->tmp, "fn '%s'", fn);
+    if (n < 1 || n > GRAPH_MAP_MAX_ARGS || nargs < n || nargs > GRAPH_MAP_MAX_ARGS) {
+        gb_error(g, loc, "%s: %d tensor arguments and %d in all are not supported (at most %d)", what, n, nargs,
+                 GRAPH_MAP_MAX_ARGS);
+        return NULL;
+    }
+    if (!gb_operands(g, loc, what, tensors, n)) return NULL;
+    /* numpy broadcasting over every tensor argument, left to right. */
+    GbDim dims[8];
+    int rank = tensors[0]->type->rank;
+    for (int i = 0; i < rank; i++) gb_make_dim(g, gb_dim(g, tensors[0]->type, i), &dims[i]);
+    for (int k = 1; k < n; k++) {
+        const Type *bt = tensors[k]->type;
+        int r = rank > bt->rank ? rank : bt->rank;
+        GbDim out[8];
+        for (int i = 0; i < r; i++) {
+            int ia = i - (r - rank), ib = i - (r - bt->rank);
+            const ShapeExpr *da = ia < 0 ? NULL : dims[ia].sym ? sx_sym(g->tmp, dims[ia].sym) : lit(g, dims[ia].lit);
+            const ShapeExpr *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
+            if (!broadcast_dim(g, da, db, &out[i])) {
+                gb_error(g, loc, "cannot apply %s to %s and %s: dim %d is %s vs %s", what, T(tensors[0]), T(tensors[k]), i,
+                         gb_dim_text(g, da), gb_dim_text(g, db));
+                return NULL;
+            }
+        }
+        memcpy(dims, out, sizeof out);
+        rank = r;
+    }
+    Attr **items = arena_calloc(g->m->arena, (size_t)nargs, sizeof *items);
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].tensor >= n || args[i].tensor < -1) {
+            gb_error(g, loc, "internal error: %s argument %d names tensor %d of %d", what, i, args[i].tensor, n);
+            return NULL;
+        }
+        if (args[i].tensor < 0 && !isfinite(args[i].value)) {
+            gb_error(g, loc, "%s: argument %d must be a finite number, got %g", what, i + 1, args[i].value);
+            return NULL;
+        }
+        items[i] = args[i].tensor >= 0 ? ir_attr_int(g->m, args[i].tensor) : ir_attr_float(g->m, args[i].value);
+    }
+    Op *op = gb_emit(g, OP_G_MAP, tensors, n, gb_tensor(g, tensors[0]->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "fn", ir_attr_symbol(g->m, fn));
+    ir_op_set_attr(g->m, op, "args", ir_attr_array(g->m, items, nargs));
     return op->results;
 }
 
@@ -289,14 +327,10 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
 
 static int int_cmp(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
 
-Value *gb_reduce(GraphBuilder *g, SrcLoc loc, const char *kind, Value *x, const int *axes, int naxes, bool keepdims) {
-    static const char *const kinds[] = {"sum", "mean", "max", "min"};
-    bool known = false;
-    for (int i = 0; kind && i < 4; i++) known |= !strcmp(kind, kinds[i]);
-    if (!known) {
-        gb_error(g, loc, "unknown reduction '%s' (sum, mean, max or min)", kind ? kind : "");
-        return NULL;
-    }
+Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, const int *axes, int naxes, bool keepdims) {
+    const GraphKind *row = kind_row(g, loc, GK_CLASS_REDUCE, id, "reduction");
+    if (!row) return NULL;
+    const char *kind = row->name;
     if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
     int rank = x->type->rank;
     if (naxes < 1 || naxes > 8 || !axes) {
@@ -373,7 +407,7 @@ Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a) {
         }
     }
     Op *op = gb_emit(g, OP_G_POOL, &x, 1, gb_tensor(g, x->type->elem, 4, dims), loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, a->max ? "max" : "avg"));
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, graph_kind(a->max ? GK_MAXPOOL : GK_AVGPOOL)->name));
     ir_op_set_attr(g->m, op, "kernel", gb_ints(g, a->kernel, 2));
     ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
     ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));

@@ -285,6 +285,18 @@ void ir_vmap_add(ValueMap *vm, Value *from, Value *to);
 Value *ir_vmap_get(const ValueMap *vm, Value *v); /* v itself when unmapped */
 void ir_vmap_free(ValueMap *vm);
 Op *ir_op_clone(IrModule *m, const Op *op, ValueMap *vm);
+/* Device function f (on scalars) applied elementwise to tiles of shape's dims: a new FUNC_DEVICE (named
+ * "<f>.w", "<f>.w1", ...) whose parameters, result and every value of scalar type T have type
+ * tile<T> of shape (a TY_TILE; its element type is ignored), as sema instantiates a fn for tile
+ * arguments; the functions f calls are widened alike. NULL (m unchanged but for widened callees, which
+ * the inline pass drops) when f is not straight-line scalar code: an op with regions (if, for), a
+ * pointer or tile value, more than one result, or a call to a function that is not a device function. */
+Func *ir_func_widen(IrModule *m, Func *f, const Type *shape);
+/* Replaces every `if` of f (nested ones first) whose branches are free of memory effects by both branches'
+ * ops followed by one select per result (the branches' yields chosen by the condition): straight-line code
+ * that computes the same values. False when f has another op with regions (a loop) or an `if` with an
+ * effect in a branch; *bad (may be NULL) is that op, and f may be partly converted. */
+bool ir_if_convert(IrModule *m, Func *f, const Op **bad);
 
 /* Builder: inserts before `before`, or at the end of `block` when before == NULL. */
 typedef struct IrBuilder {

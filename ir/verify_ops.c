@@ -4,6 +4,7 @@
 #include <string.h>
 #include "dot_engine.h"
 #include "layout.h"
+#include "graph_kinds.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -629,12 +630,47 @@ static void check_bn_fold(Verifier *v, Op *op) {
         ERR("'%s' needs a float attribute 'eps' >= 0 (finite)", NAME);
 }
 
+/* graph.map %t... {fn = @f, args = [...]}: f a device function on f32 scalars returning one f32; args one
+ * item per parameter of f, an operand index (each operand used) or a float constant. */
+static void check_map(Verifier *v, Op *op) {
+    const Attr *fa = ir_op_attr(op, "fn"), *args = ir_op_attr(op, "args");
+    Func *f = attr_is(fa, ATTR_SYMBOL) ? ir_func_find(v->m, fa->s) : NULL;
+    if (!f || f->kind != FUNC_DEVICE) {
+        ERR("'%s' needs attribute 'fn' naming a device function of the module", NAME);
+        return;
+    }
+    const Type *f32 = ir_type_scalar(v->m, TY_F32);
+    Block *b = ir_func_block(f);
+    bool scalar = f->num_results == 1 && f->result_types[0] == f32;
+    for (int i = 0; scalar && i < b->num_args; i++) scalar = b->args[i]->type == f32;
+    if (!scalar) {
+        ERR("'%s': fn @%s must take and return f32 scalars", NAME, f->name);
+        return;
+    }
+    if (!attr_is(args, ATTR_ARRAY) || args->n != b->num_args || args->n > GRAPH_MAP_MAX_ARGS) {
+        ERR("'%s' needs attribute 'args' with one item per parameter of @%s (%d)", NAME, f->name, b->num_args);
+        return;
+    }
+    unsigned used = 0;
+    for (int i = 0; i < args->n; i++) {
+        const Attr *x = args->items[i];
+        if (x->kind == ATTR_FLOAT) continue;
+        if (x->kind != ATTR_INT || x->i < 0 || x->i >= op->num_operands || x->i >= GRAPH_MAP_MAX_ARGS) {
+            ERR("'%s' attribute 'args' item %d must be an operand index below %d or a float", NAME, i, op->num_operands);
+            return;
+        }
+        used |= 1u << x->i;
+    }
+    for (int k = 0; k < op->num_operands; k++)
+        if (!(used >> k & 1)) {
+            ERR("'%s' operand #%d is not an argument of @%s", NAME, k, f->name);
+            return;
+        }
+}
+
 static void check_graph(Verifier *v, Op *op) {
-    static const char *const unary[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                        "tanh", "neg", "abs", "exp", "sqrt", "identity", NULL};
-    static const char *const binary[] = {"add", "sub", "mul", "div", "max", "min", "pow", NULL};
-    static const char *const reduce[] = {"sum", "mean", "max", "min", NULL};
-    static const char *const pool[] = {"max", "avg", NULL};
+    const char *const *unary = graph_kind_names(GK_CLASS_UNARY), *const *binary = graph_kind_names(GK_CLASS_BINARY);
+    const char *const *reduce = graph_kind_names(GK_CLASS_REDUCE), *const *pool = graph_kind_names(GK_CLASS_POOL);
     static const char *const layouts[] = {"NCHW", "NHWC", NULL};
     for (int i = 0; i < op->num_operands; i++)
         if (OPND(i)->kind != TY_TENSOR) {
@@ -701,6 +737,7 @@ static void check_graph(Verifier *v, Op *op) {
         break;
     case OP_G_BN_FOLD_W:
     case OP_G_BN_FOLD_B: check_bn_fold(v, op); break;
+    case OP_G_MAP: check_map(v, op); break;
     default: break; /* graph.reshape: no attributes */
     }
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */

@@ -133,25 +133,23 @@ static void pass_through(OnnxImport *x) {
 
 /* ---------------------------------------------------------------- elementwise */
 
-static void unary(OnnxImport *x, const char *kind, double a, double b) {
+static void unary(OnnxImport *x, GraphKindId kind, double a, double b) {
     Value *v = ox_input(x, 0);
     if (v) ox_set_output(x, 0, gb_unary(x->g, x->loc, kind, v, a, b));
 }
 
-static void op_relu(OnnxImport *x) { unary(x, "relu", 0, 0); }
-static void op_sigmoid(OnnxImport *x) { unary(x, "sigmoid", 0, 0); }
-static void op_tanh(OnnxImport *x) { unary(x, "tanh", 0, 0); }
-static void op_exp(OnnxImport *x) { unary(x, "exp", 0, 0); }
-static void op_sqrt(OnnxImport *x) { unary(x, "sqrt", 0, 0); }
-static void op_abs(OnnxImport *x) { unary(x, "abs", 0, 0); }
-static void op_neg(OnnxImport *x) { unary(x, "neg", 0, 0); }
-static void op_leaky_relu(OnnxImport *x) { unary(x, "leaky_relu", ox_attr_float(x, "alpha", 0.01), 0); }
+/* The graph kind that op type x->op imports to (ir/graph_ops.def's ONNX column). */
+static GraphKindId table_kind(OnnxImport *x) { return (GraphKindId)graph_kind_by_onnx(x->op); }
+
+/* Relu, Sigmoid, Tanh, Exp, Sqrt, Abs, Neg: the unary kind of the table's row. */
+static void op_table_unary(OnnxImport *x) { unary(x, table_kind(x), 0, 0); }
+static void op_leaky_relu(OnnxImport *x) { unary(x, GK_LEAKY_RELU, ox_attr_float(x, "alpha", 0.01), 0); }
 
 static void op_gelu(OnnxImport *x) {
     char buf[32];
     const char *approx = ox_attr_string(x, "approximate", "none", buf, sizeof buf);
-    if (strcmp(approx, "none") == 0) unary(x, "gelu", 0, 0);
-    else if (strcmp(approx, "tanh") == 0) unary(x, "gelu_tanh", 0, 0);
+    if (strcmp(approx, "none") == 0) unary(x, GK_GELU, 0, 0);
+    else if (strcmp(approx, "tanh") == 0) unary(x, GK_GELU_TANH, 0, 0);
     else ox_error(x, "unsupported attribute: Gelu approximate=%s", approx);
 }
 
@@ -177,11 +175,11 @@ static void op_clip(OnnxImport *x) {
         Value *v = ox_input(x, 0);
         if (v && ox_has_input(x, 1)) {
             Value *b = ox_input(x, 1);
-            v = b ? gb_binary(x->g, x->loc, "max", v, b) : NULL;
+            v = b ? gb_binary(x->g, x->loc, GK_MAX, v, b) : NULL;
         }
         if (v && ox_has_input(x, 2)) {
             Value *b = ox_input(x, 2);
-            v = b ? gb_binary(x->g, x->loc, "min", v, b) : NULL;
+            v = b ? gb_binary(x->g, x->loc, GK_MIN, v, b) : NULL;
         }
         ox_set_output(x, 0, v);
         return;
@@ -190,7 +188,7 @@ static void op_clip(OnnxImport *x) {
         ox_error(x, "unsupported attribute: Clip with a NaN bound");
         return;
     }
-    unary(x, "clamp", lo, hi);
+    unary(x, GK_CLAMP, lo, hi);
 }
 
 /* b aligned to a's dims from `axis` on (ONNX opset < 7 `broadcast = 1, axis = k`): b gets trailing
@@ -213,9 +211,9 @@ static Value *legacy_broadcast(OnnxImport *x, Value *a, Value *b) {
 }
 
 /* Integer shape arithmetic on constants (Add/Sub/Mul/Div of shapes), elementwise with scalar broadcast. */
-static bool fold_binary(OnnxImport *x, const char *kind) {
+static bool fold_binary(OnnxImport *x, GraphKindId kind) {
     const OnnxTensor *a = int_const(x, 0), *b = int_const(x, 1);
-    bool known = !strcmp(kind, "add") || !strcmp(kind, "sub") || !strcmp(kind, "mul") || !strcmp(kind, "div");
+    bool known = kind == GK_ADD || kind == GK_SUB || kind == GK_MUL || kind == GK_DIV;
     if (!a || !b || !known) return false;
     if (a->rank > 1 || b->rank > 1 || (a->numel != b->numel && a->numel != 1 && b->numel != 1)) return false;
     const OnnxTensor *big = a->numel >= b->numel ? a : b;
@@ -225,10 +223,10 @@ static bool fold_binary(OnnxImport *x, const char *kind) {
         int64_t p = onnx_tensor_get_i64(a, a->numel == 1 ? 0 : i), q = onnx_tensor_get_i64(b, b->numel == 1 ? 0 : i);
         int64_t r = 0;
         bool ok = true;
-        if (!strcmp(kind, "add")) ok = !__builtin_add_overflow(p, q, &r);
-        else if (!strcmp(kind, "sub")) ok = !__builtin_sub_overflow(p, q, &r);
-        else if (!strcmp(kind, "mul")) ok = !__builtin_mul_overflow(p, q, &r);
-        else if (!strcmp(kind, "div") && q != 0 && !(p == INT64_MIN && q == -1)) r = p / q;
+        if (kind == GK_ADD) ok = !__builtin_add_overflow(p, q, &r);
+        else if (kind == GK_SUB) ok = !__builtin_sub_overflow(p, q, &r);
+        else if (kind == GK_MUL) ok = !__builtin_mul_overflow(p, q, &r);
+        else if (kind == GK_DIV && q != 0 && !(p == INT64_MIN && q == -1)) r = p / q;
         else ok = false;
         if (!ok) {
             onnx_tensor_free(&t);
@@ -241,7 +239,7 @@ static bool fold_binary(OnnxImport *x, const char *kind) {
     return true;
 }
 
-static void binary(OnnxImport *x, const char *kind) {
+static void binary(OnnxImport *x, GraphKindId kind) {
     if (fold_binary(x, kind)) return;
     Value *a = ox_input(x, 0);
     Value *b = a ? ox_input(x, 1) : NULL;
@@ -249,14 +247,11 @@ static void binary(OnnxImport *x, const char *kind) {
     if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
 }
 
-static void op_add(OnnxImport *x) { binary(x, "add"); }
-static void op_sub(OnnxImport *x) { binary(x, "sub"); }
-static void op_mul(OnnxImport *x) { binary(x, "mul"); }
-static void op_div(OnnxImport *x) { binary(x, "div"); }
-static void op_pow(OnnxImport *x) { binary(x, "pow"); }
+/* Add, Sub, Mul, Div, Pow: the binary kind of the table's row. */
+static void op_table_binary(OnnxImport *x) { binary(x, table_kind(x)); }
 
 /* Max, Min, Sum: variadic, folded left to right. */
-static void variadic(OnnxImport *x, const char *kind) {
+static void variadic(OnnxImport *x, GraphKindId kind) {
     int n = ox_num_inputs(x);
     if (n < 1) {
         ox_error(x, "malformed model: %s needs at least one input", x->op);
@@ -270,9 +265,9 @@ static void variadic(OnnxImport *x, const char *kind) {
     ox_set_output(x, 0, acc);
 }
 
-static void op_max(OnnxImport *x) { variadic(x, "max"); }
-static void op_min(OnnxImport *x) { variadic(x, "min"); }
-static void op_sum(OnnxImport *x) { variadic(x, "add"); }
+static void op_max(OnnxImport *x) { variadic(x, GK_MAX); }
+static void op_min(OnnxImport *x) { variadic(x, GK_MIN); }
+static void op_sum(OnnxImport *x) { variadic(x, GK_ADD); }
 
 /* PRelu(x, slope) = relu(x) + slope * (x - relu(x)): exact in floating point (x - relu(x) is x or 0). */
 static void op_prelu(OnnxImport *x) {
@@ -287,10 +282,10 @@ static void op_prelu(OnnxImport *x) {
         for (int i = 0; i < n; i++) dims[i] = i == 0 ? -1 : 1;
         slope = ox_reshape(x, slope, n, dims, src);
     }
-    Value *r = gb_unary(x->g, x->loc, "relu", v, 0, 0);
-    Value *neg = gb_binary(x->g, x->loc, "sub", v, r);
-    Value *s = gb_binary(x->g, x->loc, "mul", slope, neg);
-    ox_set_output(x, 0, gb_binary(x->g, x->loc, "add", r, s));
+    Value *r = gb_unary(x->g, x->loc, GK_RELU, v, 0, 0);
+    Value *neg = gb_binary(x->g, x->loc, GK_SUB, v, r);
+    Value *s = gb_binary(x->g, x->loc, GK_MUL, slope, neg);
+    ox_set_output(x, 0, gb_binary(x->g, x->loc, GK_ADD, r, s));
 }
 
 /* ---------------------------------------------------------------- linear algebra */
@@ -523,7 +518,7 @@ static void pool(OnnxImport *x, bool is_max) {
 static void op_max_pool(OnnxImport *x) { pool(x, true); }
 static void op_average_pool(OnnxImport *x) { pool(x, false); }
 
-static void global_pool(OnnxImport *x, const char *kind) {
+static void global_pool(OnnxImport *x, GraphKindId kind) {
     Value *v = ox_input(x, 0);
     if (!v) return;
     int r = ox_rank(v);
@@ -536,8 +531,8 @@ static void global_pool(OnnxImport *x, const char *kind) {
     ox_set_output(x, 0, gb_reduce(x->g, x->loc, kind, v, axes, r - 2, true));
 }
 
-static void op_global_average_pool(OnnxImport *x) { global_pool(x, "mean"); }
-static void op_global_max_pool(OnnxImport *x) { global_pool(x, "max"); }
+static void op_global_average_pool(OnnxImport *x) { global_pool(x, GK_MEAN); }
+static void op_global_max_pool(OnnxImport *x) { global_pool(x, GK_RMAX); }
 
 static void op_batch_norm(OnnxImport *x) {
     if (x->opset < 7 && ox_attr_int(x, "is_test", 0) == 0) {
@@ -566,7 +561,7 @@ static void op_batch_norm(OnnxImport *x) {
 
 /* ---------------------------------------------------------------- reductions */
 
-static void reduce(OnnxImport *x, const char *kind) {
+static void reduce(OnnxImport *x, GraphKindId kind) {
     Value *v = ox_input(x, 0);
     if (!v) return;
     int r = ox_rank(v);
@@ -589,10 +584,8 @@ static void reduce(OnnxImport *x, const char *kind) {
     ox_set_output(x, 0, gb_reduce(x->g, x->loc, kind, v, ax, n, ox_attr_int(x, "keepdims", 1) != 0));
 }
 
-static void op_reduce_mean(OnnxImport *x) { reduce(x, "mean"); }
-static void op_reduce_sum(OnnxImport *x) { reduce(x, "sum"); }
-static void op_reduce_max(OnnxImport *x) { reduce(x, "max"); }
-static void op_reduce_min(OnnxImport *x) { reduce(x, "min"); }
+/* ReduceMean, ReduceSum, ReduceMax, ReduceMin: the reduce kind of the table's row. */
+static void op_table_reduce(OnnxImport *x) { reduce(x, table_kind(x)); }
 
 /* ---------------------------------------------------------------- views and shapes */
 
@@ -1047,8 +1040,8 @@ typedef struct OpEntry {
 
 /* consumed_inputs: an opset-1 attribute for in-place hints, meaningless for inference. */
 static const OpEntry ops[] = {
-    {"Abs", op_abs, "consumed_inputs"},
-    {"Add", op_add, "broadcast axis consumed_inputs"},
+    {"Abs", op_table_unary, "consumed_inputs"},
+    {"Add", op_table_binary, "broadcast axis consumed_inputs"},
     {"AveragePool", op_average_pool, "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
     {"BatchNormalization", op_batch_norm, "consumed_inputs epsilon is_test momentum spatial training_mode"},
     {"Cast", op_cast, "to saturate"},
@@ -1056,9 +1049,9 @@ static const OpEntry ops[] = {
     {"Concat", op_concat, "axis"},
     {"ConstantOfShape", op_constant_of_shape, "value"},
     {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
-    {"Div", op_div, "broadcast axis consumed_inputs"},
+    {"Div", op_table_binary, "broadcast axis consumed_inputs"},
     {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
-    {"Exp", op_exp, "consumed_inputs"},
+    {"Exp", op_table_unary, "consumed_inputs"},
     {"Flatten", op_flatten, "axis"},
     {"Gather", op_gather, "axis"},
     {"Gelu", op_gelu, "approximate"},
@@ -1072,25 +1065,25 @@ static const OpEntry ops[] = {
     {"Max", op_max, "consumed_inputs"},
     {"MaxPool", op_max_pool, "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"},
     {"Min", op_min, "consumed_inputs"},
-    {"Mul", op_mul, "broadcast axis consumed_inputs"},
-    {"Neg", op_neg, "consumed_inputs"},
-    {"Pow", op_pow, "broadcast axis"},
+    {"Mul", op_table_binary, "broadcast axis consumed_inputs"},
+    {"Neg", op_table_unary, "consumed_inputs"},
+    {"Pow", op_table_binary, "broadcast axis"},
     {"PRelu", op_prelu, "consumed_inputs"},
     {"Range", op_range, ""},
-    {"ReduceMax", op_reduce_max, "axes keepdims noop_with_empty_axes"},
-    {"ReduceMean", op_reduce_mean, "axes keepdims noop_with_empty_axes"},
-    {"ReduceMin", op_reduce_min, "axes keepdims noop_with_empty_axes"},
-    {"ReduceSum", op_reduce_sum, "axes keepdims noop_with_empty_axes"},
-    {"Relu", op_relu, "consumed_inputs"},
+    {"ReduceMax", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceMean", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceMin", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"Relu", op_table_unary, "consumed_inputs"},
     {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
     {"Shape", op_shape, "end start"},
-    {"Sigmoid", op_sigmoid, "consumed_inputs"},
+    {"Sigmoid", op_table_unary, "consumed_inputs"},
     {"Softmax", op_softmax, "axis"},
-    {"Sqrt", op_sqrt, "consumed_inputs"},
+    {"Sqrt", op_table_unary, "consumed_inputs"},
     {"Squeeze", op_squeeze, "axes"},
-    {"Sub", op_sub, "broadcast axis consumed_inputs"},
+    {"Sub", op_table_binary, "broadcast axis consumed_inputs"},
     {"Sum", op_sum, "consumed_inputs"},
-    {"Tanh", op_tanh, "consumed_inputs"},
+    {"Tanh", op_table_unary, "consumed_inputs"},
     {"Transpose", op_transpose, "perm"},
     {"Unsqueeze", op_unsqueeze, "axes"},
 };
@@ -1101,5 +1094,12 @@ OxHandler *ox_find_handler(const char *op_type, const char **attrs) {
             *attrs = ops[i].attrs;
             return ops[i].fn;
         }
+    /* A unary kind of ir/graph_ops.def with an ONNX name and no entry above: imported by its table row
+     * (no attributes), so a new activation needs no line here. */
+    int k = graph_kind_by_onnx(op_type);
+    if (k >= 0 && graph_kind((GraphKindId)k)->cls == GK_CLASS_UNARY) {
+        *attrs = "";
+        return op_table_unary;
+    }
     return NULL;
 }

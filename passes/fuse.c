@@ -10,6 +10,7 @@
 #include "fuse_row.h"
 #include "graph_passes.h"
 #include "../support/arena.h"
+#include "../ir/graph_kinds.h"
 
 typedef struct Fuse {
     Func *g;
@@ -31,7 +32,7 @@ static int index_of(const Fuse *f, const Op *op) {
 }
 
 static bool is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM;
+    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
 }
 
 static bool is_output(const Func *g, const Value *v) {
@@ -41,15 +42,7 @@ static bool is_output(const Func *g, const Value *v) {
     return false;
 }
 
-/* The op's short name in remarks: its kind for unary/binary/reduce/pool (relu, add), else the op
- * name without "graph." (conv2d, batch_norm). */
-static const char *short_name(const Op *op) {
-    const char *k = ir_op_attr_str(op, "kind");
-    if (k && (op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_REDUCE || op->kind == OP_G_POOL))
-        return k;
-    const char *n = ir_op_info[op->kind].name;
-    return strncmp(n, "graph.", 6) ? n : n + 6;
-}
+static const char *short_name(const Op *op) { return graph_op_label(op); }
 
 static const char *vname(Arena *a, const Value *v) {
     if (v->name) return arena_printf(a, "'%%%s'", v->name);

@@ -5,6 +5,7 @@
 #include "fuse_row.h"
 #include <string.h>
 #include "../graph/shape_expr.h"
+#include "../ir/graph_kinds.h"
 
 static bool is_output(const Func *g, const Value *v) {
     const Op *ret = g->body.block->last;
@@ -55,7 +56,7 @@ static bool trailing_reduce(const Op *r, int *first) {
     const Type *t = r->operands[0]->type;
     if (r->kind != OP_G_REDUCE || !k || !ax || ax->kind != ATTR_ARRAY || ax->n < 1 || t->kind != TY_TENSOR)
         return false;
-    if (strcmp(k, "sum") && strcmp(k, "mean") && strcmp(k, "max") && strcmp(k, "min")) return false;
+    if (graph_kind_find(GK_CLASS_REDUCE, k) < 0) return false;
     for (int i = 0; i < ax->n; i++)
         if (ax->items[i]->kind != ATTR_INT || ax->items[i]->i != t->rank - ax->n + i) return false;
     *first = t->rank - ax->n;

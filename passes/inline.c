@@ -193,9 +193,9 @@ static void remap_block(const PassMap *remap, Block *b) {
     }
 }
 
+/* The functions referred to: callees, and the fns of graph.map (applied by the graph lowering). */
 static void collect_callees(Op *op, void *ctx) {
-    if (op->kind != OP_CALL) return;
-    const char *name = callee_name(op);
+    const char *name = op->kind == OP_CALL ? callee_name(op) : op->kind == OP_G_MAP ? ir_op_attr_str(op, "fn") : NULL;
     if (name) ptrvec_push(ctx, (void *)name);
 }
 

@@ -185,24 +185,48 @@ static void print_timing(FILE *out, const char **names, const double *ms, int n)
 
 /* ------------------------------------------------------------ the runner */
 
-/* The tile passes never see graphs (graph lowering owns them): graph functions are unlinked from the
- * module while a pass runs and put back after, each right after the function it followed (or the
- * nearest earlier one the pass kept), so printed IR keeps its order. */
+/* The tile passes never see graphs (graph lowering owns them): graph functions, and the device functions
+ * their graph.map ops apply (with the functions those call), are unlinked from the module while a pass
+ * runs and put back after, each right after the function it followed (or the nearest earlier one the
+ * pass kept), so printed IR keeps its order. */
 typedef struct HiddenGraphs {
-    Func **order; /* every function before the pass, in module order */
+    Func **order;  /* every function before the pass, in module order */
+    bool *hidden;  /* per order[i] */
     int n;
     bool any;
 } HiddenGraphs;
+
+static void mark_name(HiddenGraphs *h, const char *name, bool *grew) {
+    for (int i = 0; name && i < h->n; i++)
+        if (!h->hidden[i] && !strcmp(h->order[i]->name, name)) {
+            h->hidden[i] = *grew = true;
+        }
+}
+
+static void mark_callees(Op *op, void *ctx) {
+    void **c = ctx;
+    const char *name = op->kind == OP_G_MAP ? ir_op_attr_str(op, "fn") : op->kind == OP_CALL ? ir_op_attr_str(op, "callee") : NULL;
+    mark_name(c[0], name, c[1]);
+}
 
 static void hide_graphs(IrModule *m, HiddenGraphs *h) {
     h->n = 0;
     h->any = false;
     for (Func *f = m->first; f; f = f->next) h->n++;
     h->order = xcalloc((size_t)h->n + 1, sizeof *h->order);
+    h->hidden = xcalloc((size_t)h->n + 1, sizeof *h->hidden);
     int i = 0;
     for (Func *f = m->first; f; f = f->next) h->order[i++] = f;
+    for (i = 0; i < h->n; i++) h->hidden[i] = h->order[i]->kind == FUNC_GRAPH;
+    /* What the hidden functions refer to, to a fixed point (a call chain is short). */
+    for (bool grew = true; grew;) {
+        grew = false;
+        void *ctx[2] = {h, &grew};
+        for (i = 0; i < h->n; i++)
+            if (h->hidden[i]) ir_walk_func(h->order[i], mark_callees, ctx);
+    }
     for (i = 0; i < h->n; i++)
-        if (h->order[i]->kind == FUNC_GRAPH) {
+        if (h->hidden[i]) {
             ir_func_remove(m, h->order[i]);
             h->any = true;
         }
@@ -218,7 +242,7 @@ static void restore_graphs(IrModule *m, HiddenGraphs *h) {
     Func *anchor = NULL; /* the function the next graph goes after (NULL: the module's start) */
     for (int i = 0; h->any && i < h->n; i++) {
         Func *f = h->order[i];
-        if (f->kind != FUNC_GRAPH) {
+        if (!h->hidden[i]) {
             if (in_module(m, f)) anchor = f;
             continue;
         }
@@ -231,7 +255,9 @@ static void restore_graphs(IrModule *m, HiddenGraphs *h) {
         anchor = f;
     }
     free(h->order);
+    free(h->hidden);
     h->order = NULL;
+    h->hidden = NULL;
 }
 
 bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *ctx) {

@@ -27,6 +27,7 @@ config.substitutions.append(("%FileCheck", config.filecheck))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%not", config.llvm_not))
 config.substitutions.append(("%examples", os.path.join(config.tilec_src_dir, "examples")))
+config.substitutions.append(("%srcroot", config.tilec_src_dir))
 config.substitutions.append(("%python", config.python))
 # Every IR the compiler prints in a test is re-parsed and re-printed by tilec itself, which fails
 # when the two texts differ (the round-trip rule), after the frontend and after every pass.

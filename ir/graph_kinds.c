@@ -1,0 +1,129 @@
+/* The C view of ir/graph_ops.def (graph_kinds.h): the rows as arrays, and the lookups. */
+#include <string.h>
+#include "graph_kinds.h"
+
+#define GK_CLASS_OF_UNARY GK_CLASS_UNARY
+#define GK_CLASS_OF_BINARY GK_CLASS_BINARY
+#define GK_CLASS_OF_REDUCE GK_CLASS_REDUCE
+#define GK_CLASS_OF_POOL GK_CLASS_POOL
+
+/* A kind's code is its position among its class's rows: per class, an enum and a name list generated
+ * from that class's rows only (KEEP(WANT, CLASS, X) is X when CLASS is WANT, else nothing). */
+#define KEEP(WANT, CLASS, X) KEEP_##WANT##_##CLASS(X)
+#define KEEP_UNARY_UNARY(X) X,
+#define KEEP_UNARY_BINARY(X)
+#define KEEP_UNARY_REDUCE(X)
+#define KEEP_UNARY_POOL(X)
+#define KEEP_BINARY_UNARY(X)
+#define KEEP_BINARY_BINARY(X) X,
+#define KEEP_BINARY_REDUCE(X)
+#define KEEP_BINARY_POOL(X)
+#define KEEP_REDUCE_UNARY(X)
+#define KEEP_REDUCE_BINARY(X)
+#define KEEP_REDUCE_REDUCE(X) X,
+#define KEEP_REDUCE_POOL(X)
+#define KEEP_POOL_UNARY(X)
+#define KEEP_POOL_BINARY(X)
+#define KEEP_POOL_REDUCE(X)
+#define KEEP_POOL_POOL(X) X,
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(UNARY, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(BINARY, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(REDUCE, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(POOL, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+
+static const GraphKind rows[GK_COUNT] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) {GK_CLASS_OF_##CLASS, NAME, ONNX, SRC, VERB, GKC_##ID},
+#include "graph_ops.def"
+};
+
+/* The names of each class, in row order, NULL-terminated. */
+static const char *const names_unary[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(UNARY, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
+static const char *const names_binary[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(BINARY, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
+static const char *const names_reduce[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(REDUCE, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
+static const char *const names_pool[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(POOL, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
+
+const GraphKind *graph_kind(GraphKindId k) { return &rows[k]; }
+
+int graph_kind_find(GraphKindClass cls, const char *name) {
+    for (int k = 0; name && k < GK_COUNT; k++)
+        if (rows[k].cls == cls && !strcmp(rows[k].name, name)) return k;
+    return -1;
+}
+
+int graph_kind_by_onnx(const char *onnx_op) {
+    for (int k = 0; onnx_op && k < GK_COUNT; k++)
+        if (rows[k].onnx && !strcmp(rows[k].onnx, onnx_op)) return k;
+    return -1;
+}
+
+int graph_kind_class_of(OpKind k) {
+    switch (k) {
+    case OP_G_UNARY: return GK_CLASS_UNARY;
+    case OP_G_BINARY: return GK_CLASS_BINARY;
+    case OP_G_REDUCE: return GK_CLASS_REDUCE;
+    case OP_G_POOL: return GK_CLASS_POOL;
+    default: return -1;
+    }
+}
+
+int graph_kind_of(const Op *op) {
+    int cls = graph_kind_class_of(op->kind);
+    return cls < 0 ? -1 : graph_kind_find((GraphKindClass)cls, ir_op_attr_str(op, "kind"));
+}
+
+const char *const *graph_kind_names(GraphKindClass cls) {
+    switch (cls) {
+    case GK_CLASS_UNARY: return names_unary;
+    case GK_CLASS_BINARY: return names_binary;
+    case GK_CLASS_REDUCE: return names_reduce;
+    default: return names_pool;
+    }
+}
+
+const char *graph_op_label(const Op *op) {
+    const char *k = graph_kind_class_of(op->kind) >= 0 ? ir_op_attr_str(op, "kind") : NULL;
+    if (k) return k;
+    if (op->kind == OP_G_MAP && (k = ir_op_attr_str(op, "fn"))) return k;
+    const char *n = ir_op_info[op->kind].name;
+    return strncmp(n, "graph.", 6) ? n : n + 6;
+}
+
+GraphImap graph_op_imap(OpKind k) {
+    switch (k) {
+#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return GRAPH_IMAP_##IMAP;
+#include "graph_ops.def"
+    default: return GRAPH_IMAP_NONE;
+    }
+}
+
+const char *graph_op_std(OpKind k) {
+    switch (k) {
+#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return STD;
+#include "graph_ops.def"
+    default: return NULL;
+    }
+}
