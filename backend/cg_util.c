@@ -412,7 +412,12 @@ static int store_size(Cg *cg, LLVMTypeRef t) {
     return (int)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), t);
 }
 
+void cg_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active) {
+    if (cg->hooks->count_access) cg->hooks->count_access(cg, ptr, bytes, is_write, active);
+}
+
 LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align) {
+    cg_count_access(cg, ptr, store_size(cg, type), false, NULL);
     if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, type), false, NULL);
     LLVMValueRef ld = LLVMBuildLoad2(cg->b, type, ptr, "");
     if (align) LLVMSetAlignment(ld, align);
@@ -420,6 +425,7 @@ LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned a
 }
 
 LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align) {
+    cg_count_access(cg, ptr, store_size(cg, LLVMTypeOf(val)), true, NULL);
     if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, LLVMTypeOf(val)), true, val);
     LLVMValueRef st = LLVMBuildStore(cg->b, val, ptr);
     if (align) LLVMSetAlignment(st, align);

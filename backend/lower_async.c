@@ -287,6 +287,7 @@ static bool lower_copy(Cg *cg, Op *op) {
         } else {
             /* synchronous: a guarded load (0 where masked off), then a shared store */
             LLVMValueRef zero = LLVMConstNull(vt), val;
+            cg_count_access(cg, src, (int)(v * eb), false, cond);
             if (cond) {
                 LLVMBasicBlockRef cont, from = cg_guard_begin(cg, cond, &cont, "cp.ld");
                 cg->hooks->check_access(cg, src, (int)(v * eb), false);

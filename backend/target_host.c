@@ -123,6 +123,18 @@ static void host_check_access(Cg *cg, LLVMValueRef gptr, int bytes, bool is_writ
     call(cg, "tl_emu_check_access", cg->t_void, ps, 3, as, CALL_CHECK);
 }
 
+/* tl_emu_count(p, bytes, write | shared << 1 | active << 2). */
+static void host_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active) {
+    LLVMBuilderRef b = cg->b;
+    bool shared = LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)) == 3;
+    LLVMValueRef flags = i32c(cg, (uint64_t)is_write | (uint64_t)shared << 1);
+    LLVMValueRef act = active ? LLVMBuildShl(b, LLVMBuildZExt(b, active, cg->t_i32, ""), i32c(cg, 2), "") : i32c(cg, 4);
+    flags = LLVMBuildOr(b, flags, act, "");
+    LLVMTypeRef ps[3] = {ptr0(cg), cg->t_i64, cg->t_i32};
+    LLVMValueRef as[3] = {LLVMBuildAddrSpaceCast(b, ptr, ptr0(cg), ""), LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0), flags};
+    call(cg, "tl_emu_count", cg->t_void, ps, 3, as, CALL_CHECK);
+}
+
 /* The stored value's bits as one integer of 8 x its store size (pointers through ptrtoint). */
 static LLVMValueRef stored_bits(Cg *cg, LLVMValueRef v, int bytes) {
     LLVMBuilderRef b = cg->b;
@@ -400,6 +412,7 @@ const BeTargetHooks be_target_host = {
     .atomic_add = host_atomic_add,
     .check_access = host_check_access,
     .check_shared = host_check_shared,
+    .count_access = host_count_access,
     /* masked accesses branch around a plain access, so check_access sees each one made */
     .masked_load = NULL,
     .masked_store = NULL,

@@ -172,6 +172,11 @@ typedef struct RtDeviceOps {
     TlrtStatus (*capture_end)(TlrtContext *ctx, void *stream, void **graph);
     TlrtStatus (*graph_launch)(TlrtContext *ctx, void *graph, void *stream);
     void (*graph_destroy)(TlrtContext *ctx, void *graph);
+    /* Memory counters (tlrt_counters_*): NULL where the device has none (CUDA). counters_last
+     * returns false when no launch has been counted. */
+    void (*counters_enable)(TlrtContext *ctx, bool on);
+    bool (*counters_enabled)(const TlrtContext *ctx);
+    bool (*counters_last)(TlrtContext *ctx, TlrtCounters *out);
 } RtDeviceOps;
 
 extern const RtDeviceOps rt_cuda_ops; /* runtime/cuda_device.c */

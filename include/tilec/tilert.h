@@ -126,6 +126,40 @@ TlrtStatus tlrt_launch(TlrtModule *m, const char *name, const unsigned grid[3], 
 /* The variant name the last successful tlrt_launch on m used ("vector_add__a_a_a_d"), for tests/tools. */
 const char *tlrt_last_variant(const TlrtModule *m);
 
+/* ---- memory counters (the emulator only; docs/emulator.md "Memory counters")
+ * What SASS cannot show: per launch, how well global accesses coalesce and how many shared-memory
+ * wavefronts (bank conflicts) they cost, counted per warp-level instruction as the hardware counts.
+ * All counts are totals over the launch's CTAs; a "request" is one warp-level memory instruction
+ * executed with at least one active lane. Global: plain loads, stores and atomics, and the source
+ * read of cp.async. Shared: ld/st.shared of generated code, ldmatrix, and the shared write of
+ * cp.async (counted at issue). wgmma's B reads (async proxy) are not counted.
+ *   wavefronts: per request, the sum over its phases (32 lanes for accesses up to 4 bytes, half-warps
+ *   for 8-byte, quarter-warps for 16-byte accesses; one phase per matrix of an ldmatrix) of the
+ *   largest number of distinct 4-byte words any one of the 32 banks serves (same word = broadcast);
+ *   ideal: per phase, ceil(distinct words / 32). Bank conflicts = wavefronts - ideal. */
+typedef struct TlrtCounters {
+    uint64_t launches;                  /* launches summed into this record */
+    uint64_t global_requests;           /* warp-level global instructions */
+    uint64_t global_sectors;            /* distinct 32-byte sectors per request, summed */
+    uint64_t global_bytes_read;         /* bytes the active lanes read (cp.async: cp-size per lane) */
+    uint64_t global_bytes_written;      /* bytes they wrote (atomics count here) */
+    uint64_t shared_requests;           /* warp-level shared-memory instructions */
+    uint64_t shared_wavefronts;         /* see above */
+    uint64_t shared_ideal_wavefronts;   /* wavefronts without bank conflicts */
+    uint64_t shared_bytes_read, shared_bytes_written;
+} TlrtCounters;
+/* Turns counting on or off for the following launches of ctx (off by default; the environment
+ * variable TILE_COUNTERS=1 turns it on at tlrt_create). Counting slows the emulator (the
+ * addresses of every access are kept until the warp's lanes meet). TLRT_ERR_UNSUPPORTED on CUDA:
+ * the driver API has no such counters (use Nsight Compute there). */
+TlrtStatus tlrt_counters_enable(TlrtContext *ctx, bool on);
+/* Whether counting is on for ctx (false on CUDA). */
+bool tlrt_counters_enabled(const TlrtContext *ctx);
+/* The counters of the last launch on ctx that ran with counting on (a replayed graph: its last
+ * launch), copied into *out (launches = 1). TLRT_ERR_INVALID when no launch has been counted yet;
+ * TLRT_ERR_UNSUPPORTED on CUDA. */
+TlrtStatus tlrt_counters_last(TlrtContext *ctx, TlrtCounters *out);
+
 /* ---- streams, events, CUDA graphs (the emulator runs everything synchronously, in order; events
  * record host time there; graphs record and replay the launches) */
 TlrtStatus tlrt_stream_create(TlrtContext *ctx, TlrtStream **out);
