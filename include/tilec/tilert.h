@@ -220,6 +220,33 @@ TlrtStatus tlrt_plan_output(TlrtPlan *p, const char *name, TlrtView *out);
 /* Copies output `name` to host memory of `bytes` bytes (synchronising first); TLRT_ERR_ARGS when bytes
  * differs from the output's size. */
 TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size_t bytes);
+/* ---- profiles of plan runs (docs/runtime.md "Profiles"): one row per kernel of the plan, sorted by
+ * cost, for finding the kernels worth fusing or tuning. The environment variable TILE_PROFILE=1 turns
+ * profiling on for every plan at tlrt_plan_create and prints the table to stderr after each run. */
+typedef struct TlrtProfileRow {
+    const char *kernel;          /* the kernel's name (borrowed from the plan) */
+    int launches;                /* its launches in the run (prepares are not profiled) */
+    double ms;                   /* time between events recorded around its launches, summed: GPU time on
+                                    CUDA, host time on the emulator (not a GPU's) */
+    bool has_counters;           /* the emulator: counters hold the memory counters of its launches */
+    TlrtCounters counters;
+    double modelled_us;          /* the emulator: modelled time, the DRAM floor of its sectors' bytes
+                                    (global_sectors x 32) on the GPU tlrt_plan_profile_gpu names; -1 on CUDA */
+} TlrtProfileRow;
+/* Profiles the following runs of p (on) or not. A run on a capturing stream is not profiled. */
+TlrtStatus tlrt_plan_set_profile(TlrtPlan *p, bool on);
+/* The rows of p's last profiled run, sorted by cost (modelled time where there are counters, else
+ * time; ties in plan order), in *rows (owned by p, valid until its next run or destroy); returns
+ * their number (0: no profiled run). */
+int tlrt_plan_profile(const TlrtPlan *p, const TlrtProfileRow **rows);
+/* The GPU (support/targets.def row, "H100 SXM5") whose DRAM bandwidth (datasheet, bytes/s, into
+ * *dram_bytes_per_s when not NULL) the modelled times use: the environment variable
+ * TILE_PROFILE_GPU=id (A100, H100, H200) or the first row running the default target. */
+const char *tlrt_plan_profile_gpu(double *dram_bytes_per_s);
+/* Writes the rows of the last profiled run as a table (a header line, then one line per kernel) to
+ * out (a FILE *, declared void * so that this header needs no <stdio.h>). Nothing without a profiled run. */
+void tlrt_plan_print_profile(const TlrtPlan *p, void *out);
+
 /* Number of kernel launches per run (for tools and tests: fused vs unfused kernel counts). */
 int tlrt_plan_launch_count(const TlrtPlan *p);
 /* Number of `prepare` launches (docs/graphs.md section 7: BatchNorm folding and other param-only ops),
