@@ -67,7 +67,7 @@ void rt_profile_begin(TlrtPlan *p, RtProfileRun *r, TlrtStream *s, bool capturin
     }
     r->on = true;
     r->counting_was = tlrt_counters_enabled(p->ctx);
-    if (!r->counting_was) tlrt_counters_enable(p->ctx, true); /* TLRT_ERR_UNSUPPORTED on CUDA: no counters */
+    if (!r->counting_was && p->ctx->ops->counters_enable) p->ctx->ops->counters_enable(p->ctx, true); /* CUDA has none */
 }
 
 void rt_profile_before(TlrtPlan *p, RtProfileRun *r, int li, TlrtStream *s) {
@@ -99,7 +99,7 @@ static void add(TlrtCounters *s, const TlrtCounters *c) {
 void rt_profile_end(TlrtPlan *p, RtProfileRun *r, bool ok) {
     const RtPlanDef *g = p->def;
     if (!r->on) return;
-    if (!r->counting_was) tlrt_counters_enable(p->ctx, false);
+    if (!r->counting_was && p->ctx->ops->counters_enable) p->ctx->ops->counters_enable(p->ctx, false);
     if (!ok) {
         run_free(r, g->nlaunches);
         return;

@@ -116,6 +116,9 @@ static void test_core(void) {
 
 /* ------------------------------------------------------------------ 2. end to end */
 
+static TlrtModule *loaded[16]; /* unloaded at the end */
+static int nloaded;
+
 static TlrtModule *load(const char *rel, const char *kernel, const char *const *defines, int num_warps) {
     static int nmod;
     char path[512];
@@ -147,6 +150,7 @@ static TlrtModule *load(const char *rel, const char *kernel, const char *const *
     TlrtModule *m = NULL;
     CHECK(ok && tlrt_module_load(ctx, so, &m) == TLRT_OK);
     if (!m) fprintf(stderr, "load %s: %s\n", so, tlrt_last_error(ctx));
+    if (m && nloaded < 16) loaded[nloaded++] = m;
     return m;
 }
 
@@ -289,6 +293,7 @@ int main(void) {
         test_mma_gemm("f16", false);
         test_mma_gemm("bf16", false);
         test_mma_gemm("f32", true);
+        for (int i = 0; i < nloaded; i++) tlrt_module_unload(loaded[i]);
         tlrt_destroy(ctx);
     }
     char cmd[128];

@@ -167,6 +167,7 @@ int main(void) {
             CHECK(tlrt_memcpy_htod(ctx, x, hx, nx * sizeof *hx) == TLRT_OK);
             free(hx);
             test_profile(m, x);
+            tlrt_module_unload(m);
         }
         tlrt_destroy(ctx);
     }
