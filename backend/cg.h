@@ -137,6 +137,11 @@ void cg_barrier(Cg *cg);
  * addrspace(3)) with the given alignment in bytes (0 = the type's ABI alignment). cg_smem_load
  * returns the loaded value; cg_smem_store the store instruction. */
 LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align);
+/* The target's count_access hook (memory counters), if it has one: one warp-level access of bytes
+ * per thread at ptr; active (i1, NULL = always) whether this thread makes it. Returns the pointer to
+ * make the access through (ptr itself without the hook). Global accesses call it before their
+ * mask's branch; cg_smem_load / cg_smem_store call it for every shared access. */
+LLVMValueRef cg_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active);
 LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 
 /* ---- persistent shared-memory buffers (local_alloc; lower_async.c) */

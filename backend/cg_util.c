@@ -412,16 +412,22 @@ static int store_size(Cg *cg, LLVMTypeRef t) {
     return (int)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), t);
 }
 
+LLVMValueRef cg_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active) {
+    return cg->hooks->count_access ? cg->hooks->count_access(cg, ptr, bytes, is_write, active) : ptr;
+}
+
 LLVMValueRef cg_smem_load(Cg *cg, LLVMTypeRef type, LLVMValueRef ptr, unsigned align) {
+    LLVMValueRef at = cg_count_access(cg, ptr, store_size(cg, type), false, NULL); /* the load's alone */
     if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, type), false, NULL);
-    LLVMValueRef ld = LLVMBuildLoad2(cg->b, type, ptr, "");
+    LLVMValueRef ld = LLVMBuildLoad2(cg->b, type, at, "");
     if (align) LLVMSetAlignment(ld, align);
     return ld;
 }
 
 LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align) {
+    LLVMValueRef at = cg_count_access(cg, ptr, store_size(cg, LLVMTypeOf(val)), true, NULL);
     if (cg->hooks->check_shared) cg->hooks->check_shared(cg, ptr, store_size(cg, LLVMTypeOf(val)), true, val);
-    LLVMValueRef st = LLVMBuildStore(cg->b, val, ptr);
+    LLVMValueRef st = LLVMBuildStore(cg->b, val, at);
     if (align) LLVMSetAlignment(st, align);
     return st;
 }

@@ -287,17 +287,18 @@ static bool lower_copy(Cg *cg, Op *op) {
         } else {
             /* synchronous: a guarded load (0 where masked off), then a shared store */
             LLVMValueRef zero = LLVMConstNull(vt), val;
+            LLVMValueRef at = cg_count_access(cg, src, (int)(v * eb), false, cond); /* the load's alone */
             if (cond) {
                 LLVMBasicBlockRef cont, from = cg_guard_begin(cg, cond, &cont, "cp.ld");
                 cg->hooks->check_access(cg, src, (int)(v * eb), false);
-                LLVMValueRef ld = LLVMBuildLoad2(B, vt, src, "");
+                LLVMValueRef ld = LLVMBuildLoad2(B, vt, at, "");
                 LLVMSetAlignment(ld, (unsigned)(v * eb));
                 LLVMBasicBlockRef end = cg_guard_end(cg, cont);
                 val = LLVMBuildPhi(B, vt, "");
                 LLVMAddIncoming(val, (LLVMValueRef[]){ld, zero}, (LLVMBasicBlockRef[]){end, from}, 2);
             } else {
                 cg->hooks->check_access(cg, src, (int)(v * eb), false);
-                val = LLVMBuildLoad2(B, vt, src, "");
+                val = LLVMBuildLoad2(B, vt, at, "");
                 LLVMSetAlignment(val, (unsigned)(v * eb));
             }
             cg_smem_store(cg, val, dst, (unsigned)(v * eb));

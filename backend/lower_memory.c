@@ -11,6 +11,9 @@
  *   else in i64; --remarks says which and why.
  * - hooks->check_access precedes every global access made by a plain load or store (the
  *   emulator's bounds checks); the masked hooks are for targets without checks (target.h).
+ * - cg_count_access (the emulator's memory counters) precedes each global access's mask branch,
+ *   so masked-off threads report the instruction too, and the access goes through the pointer it
+ *   returns (a deleted access takes its count along); shared accesses count in cg_smem_*.
  * - Replicated registers (ir/layout.h) hold the same element: stores and atomics are issued by
  *   the element's owner only, so an atomic adds once; the old values reach the replicas through
  *   shared memory when they are used. Scalars are uniform: thread 0 alone stores them. */
@@ -270,6 +273,7 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
     LLVMValueRef zero = LLVMConstNull(cg_storage_type(cg, a->elem));
     for (int r0 = 0; r0 < a->n; r0 += v) {
         LLVMValueRef p = address(cg, a, r0), cond = condition(cg, a, r0);
+        LLVMValueRef at = a->shared ? p : cg_count_access(cg, p, v * a->bytes, false, cond); /* the access's alone */
         if (use_masked_hook(cg, a, cond, true)) {
             LLVMValueRef other[16];
             for (int k = 0; k < v; k++) other[k] = to_mem(cg, a, a->other ? a->other->regs[r0 + k] : zero);
@@ -284,7 +288,7 @@ static void lower_load(Cg *cg, Access *a, LLVMValueRef *out) {
         if (a->shared) {
             ld = cg_smem_load(cg, lt, p, (unsigned)(v * a->bytes));
         } else {
-            ld = LLVMBuildLoad2(B, lt, p, "");
+            ld = LLVMBuildLoad2(B, lt, at, "");
             LLVMSetAlignment(ld, (unsigned)(v * a->bytes));
         }
         LLVMValueRef got[16];
@@ -314,6 +318,7 @@ static void lower_store(Cg *cg, Access *a) {
         LLVMValueRef regs[16];
         for (int k = 0; k < v; k++) regs[k] = to_mem(cg, a, a->value->regs[r0 + k]);
         LLVMValueRef val = gather(cg, a, regs, v);
+        LLVMValueRef at = a->shared ? p : cg_count_access(cg, p, v * a->bytes, true, cond);
         if (use_masked_hook(cg, a, cond, false)) {
             cg->hooks->masked_store(cg, p, cond, val);
             continue;
@@ -324,7 +329,7 @@ static void lower_store(Cg *cg, Access *a) {
         if (a->shared) {
             cg_smem_store(cg, val, p, (unsigned)(v * a->bytes));
         } else {
-            LLVMValueRef st = LLVMBuildStore(B, val, p);
+            LLVMValueRef st = LLVMBuildStore(B, val, at);
             LLVMSetAlignment(st, (unsigned)(v * a->bytes));
         }
         if (cond) cg_guard_end(cg, join);
@@ -373,9 +378,10 @@ static void lower_atomic(Cg *cg, Access *a, LLVMValueRef *out) {
     LLVMValueRef zero = LLVMConstNull(a->mt);
     for (int r = 0; r < a->n; r++) {
         LLVMValueRef p = address(cg, a, r), cond = condition(cg, a, r);
+        LLVMValueRef at = a->shared ? p : cg_count_access(cg, p, a->bytes, true, cond);
         LLVMBasicBlockRef join = NULL, from = cg_guard_begin(cg, cond, &join, "mem");
         check(cg, a, p, a->bytes, true);
-        LLVMValueRef old = cg->hooks->atomic_add(cg, p, a->value->regs[r]);
+        LLVMValueRef old = cg->hooks->atomic_add(cg, at, a->value->regs[r]);
         if (!cond) {
             out[r] = old;
             continue;

@@ -20,6 +20,14 @@
  *           for a write, bytes <= 8 and bits holds the stored bytes (little-endian, zero-extended;
  *           a wider store is reported as several consecutive 8-byte pieces); 0 for a read. Not
  *           convergent; may read and write memory (keeps its place among the shared accesses).
+ *   void   *tl_emu_count(void *p, int64_t bytes, int32_t flags)   where one lane executes a
+ *           warp-level memory instruction of `bytes` bytes per lane, for the emulator's memory
+ *           counters (runtime/emu/emu_counters.c, which names the instruction by the call's return
+ *           address): flags bit 0 write, bit 1 shared memory, bit 2 the lane is active (made before
+ *           the access's mask branch, on every lane that reaches the instruction, so masked-off
+ *           lanes report too: inactive). Returns p, through which the access is made: declared as
+ *           only reading the emulator's state, the call dies with an access LLVM deletes (a dead
+ *           load), so only the accesses a GPU would make are counted.
  *   void    tl_emu_div_zero(void)                  reports an integer division by zero (then continues)
  *   void    tl_emu_print(const char *fmt, const void *args)   the `print` op: one line, formatted as
  *           CUDA's vprintf formats it (fmt uses only %d %u %lld %llu %g and %%; args packs the values
@@ -108,6 +116,13 @@ typedef struct BeTargetHooks {
      * Host: tl_emu_check_shared (race and bounds checks; stored's bits let the emulator accept
      * replicas writing equal values). NVPTX: NULL (no call). */
     void (*check_shared)(Cg *cg, LLVMValueRef sptr, int bytes, bool is_write, LLVMValueRef stored);
+    /* Where a warp-level load/store/atomic of `bytes` bytes per thread at ptr (addrspace 1 or 3)
+     * executes, for memory counters: every thread that reaches the instruction calls it, masked-off
+     * ones included, before the mask's branch; active (i1, NULL = always) says whether this thread
+     * makes the access. Returns the pointer (same type as ptr) the access must go through, so that
+     * the count disappears with an access the optimizer deletes. Host: tl_emu_count. NVPTX: NULL
+     * (no call). cg_count_access calls it. */
+    LLVMValueRef (*count_access)(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active);
     /* Predicated global accesses without a branch. gptr (ptr addrspace(1)) is aligned to the
      * access size; pred is i1; other / val is a scalar or a <v x T> vector of 1, 2, 4, 8 or 16
      * bytes whose elements are integers or floats (i1 travels as an i8 byte; pointer elements and

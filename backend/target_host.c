@@ -10,6 +10,7 @@ typedef enum HostCallKind {
     CALL_SYNC,      /* convergent, reads and writes any memory */
     CALL_CHECK,     /* reads/writes only the emulator's own state: global accesses may move around it */
     CALL_ORDERED,   /* not convergent, but may read and write any memory: stays among the accesses */
+    CALL_COUNT,     /* declared to read only the emulator's state: deleted with its unused result */
     CALL_LIBM,      /* a C library function */
 } HostCallKind;
 
@@ -19,7 +20,7 @@ static LLVMAttributeRef enum_attr(Cg *cg, const char *name, uint64_t v) {
 
 /* The encoding of LLVM's `memory(...)` attribute: 2 bits (ref=1, mod=2) per location, in the order
  * argmem, inaccessiblemem, other (llvm/Support/ModRef.h). */
-enum { MEM_NONE = 0, MEM_INACCESSIBLE_RW = 3u << 2 };
+enum { MEM_NONE = 0, MEM_INACCESSIBLE_READ = 1u << 2, MEM_INACCESSIBLE_RW = 3u << 2 };
 
 static LLVMValueRef call(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n,
                          LLVMValueRef *args, HostCallKind kind) {
@@ -38,6 +39,10 @@ static LLVMValueRef call(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef 
             break;
         case CALL_CHECK:
             LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "memory", MEM_INACCESSIBLE_RW));
+            break;
+        case CALL_COUNT: /* it records the access, but nothing the kernel reads: an unused call may go */
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "memory", MEM_INACCESSIBLE_READ));
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, enum_attr(cg, "willreturn", 0));
             break;
         case CALL_ORDERED: /* no memory attribute = may read and write anything */
         case CALL_LIBM: break;
@@ -121,6 +126,20 @@ static void host_check_access(Cg *cg, LLVMValueRef gptr, int bytes, bool is_writ
     LLVMValueRef as[3] = {LLVMBuildAddrSpaceCast(cg->b, gptr, ptr0(cg), ""), LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0),
                           i32c(cg, is_write)};
     call(cg, "tl_emu_check_access", cg->t_void, ps, 3, as, CALL_CHECK);
+}
+
+/* tl_emu_count(p, bytes, write | shared << 1 | active << 2), which returns p: the access goes through
+ * its result (cast back to ptr's address space), so an access LLVM deletes takes the count with it. */
+static LLVMValueRef host_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write, LLVMValueRef active) {
+    LLVMBuilderRef b = cg->b;
+    bool shared = LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)) == 3;
+    LLVMValueRef flags = i32c(cg, (uint64_t)is_write | (uint64_t)shared << 1);
+    LLVMValueRef act = active ? LLVMBuildShl(b, LLVMBuildZExt(b, active, cg->t_i32, ""), i32c(cg, 2), "") : i32c(cg, 4);
+    flags = LLVMBuildOr(b, flags, act, "");
+    LLVMTypeRef ps[3] = {ptr0(cg), cg->t_i64, cg->t_i32};
+    LLVMValueRef as[3] = {LLVMBuildAddrSpaceCast(b, ptr, ptr0(cg), ""), LLVMConstInt(cg->t_i64, (uint64_t)bytes, 0), flags};
+    LLVMValueRef r = call(cg, "tl_emu_count", ptr0(cg), ps, 3, as, CALL_COUNT);
+    return LLVMBuildAddrSpaceCast(b, r, LLVMTypeOf(ptr), "");
 }
 
 /* The stored value's bits as one integer of 8 x its store size (pointers through ptrtoint). */
@@ -400,6 +419,7 @@ const BeTargetHooks be_target_host = {
     .atomic_add = host_atomic_add,
     .check_access = host_check_access,
     .check_shared = host_check_shared,
+    .count_access = host_count_access,
     /* masked accesses branch around a plain access, so check_access sees each one made */
     .masked_load = NULL,
     .masked_store = NULL,

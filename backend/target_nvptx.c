@@ -415,6 +415,7 @@ const BeTargetHooks be_target_nvptx = {
     .atomic_add = nv_atomic_add,
     .check_access = nv_check_access,
     .check_shared = NULL, /* no shared-memory checks on the GPU */
+    .count_access = NULL, /* no memory counters there (Nsight Compute has the hardware's) */
     .masked_load = nv_masked_load,
     .masked_store = nv_masked_store,
     .math = nv_math,

@@ -47,6 +47,7 @@ static void plan_free(TlrtPlan *p) {
     free(p->pgrids);
     free(p->pgrids_done);
     free(p->pskip);
+    free(p->prof);
     rt_plan_def_free(&p->own);
     free(p);
 }
@@ -60,6 +61,8 @@ static TlrtStatus plan_new(TlrtModule *m, const RtPlanDef *def, RtPlanDef *own, 
     }
     p->m = m;
     p->ctx = m->ctx;
+    const char *prof = getenv("TILE_PROFILE"); /* 1: profile every run and print it (plan_profile.c) */
+    p->profile = prof && !strcmp(prof, "1");
     if (own) {
         p->own = *own;
         memset(own, 0, sizeof *own);

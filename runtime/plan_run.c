@@ -192,16 +192,22 @@ TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream) {
         p->prepared = true;
         p->prepare_runs++;
     }
+    RtProfileRun prof;
+    rt_profile_begin(p, &prof, stream, capturing);
     for (int li = 0; li < g->nlaunches; li++) {
         const RtPlanLaunch *l = &g->launches[li];
         if (p->skip[li]) continue;
+        rt_profile_before(p, &prof, li, stream);
         TlrtStatus st = tlrt_launch(p->m, l->kernel, p->grids[li], &p->args[p->arg0[li]], l->nargs, stream);
         if (st) {
+            rt_profile_end(p, &prof, false);
             char what[300];
             snprintf(what, sizeof what, "launch #%d %s: ", li, l->kernel);
             return run_fail(p, st, what);
         }
+        rt_profile_after(p, &prof, li, stream);
     }
+    rt_profile_end(p, &prof, true);
     p->ran = true;
     return TLRT_OK;
 }

@@ -185,6 +185,11 @@ typedef struct RtDeviceOps {
     TlrtStatus (*capture_end)(TlrtContext *ctx, void *stream, void **graph);
     TlrtStatus (*graph_launch)(TlrtContext *ctx, void *graph, void *stream);
     void (*graph_destroy)(TlrtContext *ctx, void *graph);
+    /* Memory counters (tlrt_counters_*): NULL where the device has none (CUDA). counters_last
+     * returns false when no launch has been counted. */
+    void (*counters_enable)(TlrtContext *ctx, bool on);
+    bool (*counters_enabled)(const TlrtContext *ctx);
+    bool (*counters_last)(TlrtContext *ctx, TlrtCounters *out);
 } RtDeviceOps;
 
 extern const RtDeviceOps rt_cuda_ops; /* runtime/cuda_device.c */
@@ -304,7 +309,30 @@ struct TlrtPlan {
     bool prepared;         /* the prepares ran with pargs_done since the params were last bound */
     int prepare_runs;      /* how many times the prepares ran (tests) */
     bool ran;              /* the last run succeeded: outputs are readable */
+    /* profiles (plan_profile.c): on for the following runs; the last profiled run's rows */
+    bool profile;
+    TlrtProfileRow *prof;
+    int nprof;
 };
+
+/* ---- plans: profiles (runtime/plan_profile.c) */
+/* A profiled run's state between rt_profile_begin and rt_profile_end. */
+typedef struct RtProfileRun {
+    bool on;
+    bool counting_was;           /* the context's counting before the run (restored at the end) */
+    TlrtEvent **ev;              /* two per launch */
+    TlrtCounters *cnt;           /* per launch (the emulator) */
+    bool *counted;               /* per launch: cnt holds its counters */
+} RtProfileRun;
+/* Starts profiling a run of p when p->profile (and the stream is not capturing): counting on (the
+ * emulator), events. A failure to start leaves the run unprofiled. */
+void rt_profile_begin(TlrtPlan *p, RtProfileRun *r, TlrtStream *s, bool capturing);
+/* Around launch li of the run. */
+void rt_profile_before(TlrtPlan *p, RtProfileRun *r, int li, TlrtStream *s);
+void rt_profile_after(TlrtPlan *p, RtProfileRun *r, int li, TlrtStream *s);
+/* Ends the run: ok = every launch succeeded (then p's rows are replaced, sorted, and printed to
+ * stderr under TILE_PROFILE=1); frees the events and restores counting. */
+void rt_profile_end(TlrtPlan *p, RtProfileRun *r, bool ok);
 
 /* A plan of a hand-written `graph ... endgraph` text run against module m's kernels (tests, tools):
  * TLRT_ERR_LOAD with "plan line N: ..." when the text is malformed. */

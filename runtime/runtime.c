@@ -391,6 +391,34 @@ TlrtStatus tlrt_synchronize(TlrtContext *ctx) {
     return st ? st : ctx->ops->sync(ctx);
 }
 
+/* ---- memory counters (the emulator's; emu_counters.c) */
+
+TlrtStatus tlrt_counters_enable(TlrtContext *ctx, bool on) {
+    TlrtStatus st = usable(ctx, "tlrt_counters_enable");
+    if (st) return st;
+    if (!ctx->ops->counters_enable)
+        return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "tlrt_counters_enable: the %s device has no memory counters (they are the emulator's)",
+                       ctx->ops->name);
+    ctx->ops->counters_enable(ctx, on);
+    return TLRT_OK;
+}
+
+bool tlrt_counters_enabled(const TlrtContext *ctx) {
+    return ctx && ctx->ops && ctx->ops->counters_enabled && ctx->ops->counters_enabled(ctx);
+}
+
+TlrtStatus tlrt_counters_last(TlrtContext *ctx, TlrtCounters *out) {
+    TlrtStatus st = usable(ctx, "tlrt_counters_last");
+    if (st) return st;
+    if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_counters_last: out is NULL");
+    if (!ctx->ops->counters_last)
+        return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "tlrt_counters_last: the %s device has no memory counters (they are the emulator's)",
+                       ctx->ops->name);
+    if (!ctx->ops->counters_last(ctx, out))
+        return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_counters_last: no launch has been counted on this context (tlrt_counters_enable first)");
+    return TLRT_OK;
+}
+
 /* ---- events */
 
 TlrtStatus tlrt_event_create(TlrtContext *ctx, TlrtEvent **out) {

@@ -129,6 +129,40 @@ TlrtStatus tlrt_launch(TlrtModule *m, const char *name, const unsigned grid[3], 
 /* The variant name the last successful tlrt_launch on m used ("vector_add__a_a_a_d"), for tests/tools. */
 const char *tlrt_last_variant(const TlrtModule *m);
 
+/* ---- memory counters (the emulator only; docs/emulator.md "Memory counters")
+ * What SASS cannot show: per launch, how well global accesses coalesce and how many shared-memory
+ * wavefronts (bank conflicts) they cost, counted per warp-level instruction as the hardware counts.
+ * All counts are totals over the launch's CTAs; a "request" is one warp-level memory instruction
+ * executed with at least one active lane. Global: plain loads, stores and atomics, and the source
+ * read of cp.async. Shared: ld/st.shared of generated code, ldmatrix, and the shared write of
+ * cp.async (counted at issue). wgmma's B reads (async proxy) are not counted.
+ *   wavefronts: per request, the sum over its phases (32 lanes for accesses up to 4 bytes, half-warps
+ *   for 8-byte, quarter-warps for 16-byte accesses; one phase per matrix of an ldmatrix) of the
+ *   largest number of distinct 4-byte words any one of the 32 banks serves (same word = broadcast);
+ *   ideal: per phase, ceil(distinct words / 32). Bank conflicts = wavefronts - ideal. */
+typedef struct TlrtCounters {
+    uint64_t launches;                  /* launches summed into this record */
+    uint64_t global_requests;           /* warp-level global instructions */
+    uint64_t global_sectors;            /* distinct 32-byte sectors per request, summed */
+    uint64_t global_bytes_read;         /* bytes the active lanes read (cp.async: cp-size per lane) */
+    uint64_t global_bytes_written;      /* bytes they wrote (atomics count here) */
+    uint64_t shared_requests;           /* warp-level shared-memory instructions */
+    uint64_t shared_wavefronts;         /* see above */
+    uint64_t shared_ideal_wavefronts;   /* wavefronts without bank conflicts */
+    uint64_t shared_bytes_read, shared_bytes_written;
+} TlrtCounters;
+/* Turns counting on or off for the following launches of ctx (off by default; the environment
+ * variable TILE_COUNTERS=1 turns it on at tlrt_create). Counting slows the emulator (the
+ * addresses of every access are kept until the warp's lanes meet). TLRT_ERR_UNSUPPORTED on CUDA:
+ * the driver API has no such counters (use Nsight Compute there). */
+TlrtStatus tlrt_counters_enable(TlrtContext *ctx, bool on);
+/* Whether counting is on for ctx (false on CUDA). */
+bool tlrt_counters_enabled(const TlrtContext *ctx);
+/* The counters of the last launch on ctx that ran with counting on (a replayed graph: its last
+ * launch), copied into *out (launches = 1). TLRT_ERR_INVALID when no launch has been counted yet;
+ * TLRT_ERR_UNSUPPORTED on CUDA. */
+TlrtStatus tlrt_counters_last(TlrtContext *ctx, TlrtCounters *out);
+
 /* ---- streams, events, CUDA graphs (the emulator runs everything synchronously, in order; events
  * record host time there; graphs record and replay the launches) */
 TlrtStatus tlrt_stream_create(TlrtContext *ctx, TlrtStream **out);
@@ -189,6 +223,33 @@ TlrtStatus tlrt_plan_output(TlrtPlan *p, const char *name, TlrtView *out);
 /* Copies output `name` to host memory of `bytes` bytes (synchronising first); TLRT_ERR_ARGS when bytes
  * differs from the output's size. */
 TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size_t bytes);
+/* ---- profiles of plan runs (docs/runtime.md "Profiles"): one row per kernel of the plan, sorted by
+ * cost, for finding the kernels worth fusing or tuning. The environment variable TILE_PROFILE=1 turns
+ * profiling on for every plan at tlrt_plan_create and prints the table to stderr after each run. */
+typedef struct TlrtProfileRow {
+    const char *kernel;          /* the kernel's name (borrowed from the plan) */
+    int launches;                /* its launches in the run (prepares are not profiled) */
+    double ms;                   /* time between events recorded around its launches, summed: GPU time on
+                                    CUDA, host time on the emulator (not a GPU's) */
+    bool has_counters;           /* the emulator: counters hold the memory counters of its launches */
+    TlrtCounters counters;
+    double modelled_us;          /* the emulator: modelled time, the DRAM floor of its sectors' bytes
+                                    (global_sectors x 32) on the GPU tlrt_plan_profile_gpu names; -1 on CUDA */
+} TlrtProfileRow;
+/* Profiles the following runs of p (on) or not. A run on a capturing stream is not profiled. */
+TlrtStatus tlrt_plan_set_profile(TlrtPlan *p, bool on);
+/* The rows of p's last profiled run, sorted by cost (modelled time where there are counters, else
+ * time; ties in plan order), in *rows (owned by p, valid until its next run or destroy); returns
+ * their number (0: no profiled run). */
+int tlrt_plan_profile(const TlrtPlan *p, const TlrtProfileRow **rows);
+/* The GPU (support/targets.def row, "H100 SXM5") whose DRAM bandwidth (datasheet, bytes/s, into
+ * *dram_bytes_per_s when not NULL) the modelled times use: the environment variable
+ * TILE_PROFILE_GPU=id (A100, H100, H200) or the first row running the default target. */
+const char *tlrt_plan_profile_gpu(double *dram_bytes_per_s);
+/* Writes the rows of the last profiled run as a table (a header line, then one line per kernel) to
+ * out (a FILE *, declared void * so that this header needs no <stdio.h>). Nothing without a profiled run. */
+void tlrt_plan_print_profile(const TlrtPlan *p, void *out);
+
 /* Number of kernel launches per run (for tools and tests: fused vs unfused kernel counts). */
 int tlrt_plan_launch_count(const TlrtPlan *p);
 /* Number of `prepare` launches (docs/graphs.md section 7: BatchNorm folding and other param-only ops),

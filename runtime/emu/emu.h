@@ -137,7 +137,42 @@ typedef struct EmuState {
     bool reverse;                /* TILEC_EMU_ORDER=reverse: threads run last to first (exposes
                                     shared-memory races that thread order hides) */
     bool no_race_check;          /* TILEC_EMU_RACECHECK=0: tl_emu_check_shared checks bounds only */
+    bool counting;               /* tlrt_counters_enable / TILE_COUNTERS=1: launches count memory traffic */
+    bool counted;                /* `last` holds a launch's counters */
+    TlrtCounters last;           /* the last counted launch (emu_counters.c) */
 } EmuState;
+
+/* ---- memory counters (emu_counters.c; docs/emulator.md "Memory counters") */
+/* One warp-level memory instruction: lane l took part when bit l of active is set, accessing
+ * `bytes` (1..16) bytes at addr[l]. */
+typedef struct EmuMemInst {
+    uint32_t active;
+    int bytes;
+    uintptr_t addr[32];
+} EmuMemInst;
+/* Distinct 32-byte sectors the active lanes touch (0 when none is active). */
+int emu_count_sectors(const EmuMemInst *m);
+/* Shared-memory wavefronts of m: its lanes are split into phases (all 32 for accesses up to 4
+ * bytes, half-warps for 8, quarter-warps for 16); a phase with an active lane costs the largest
+ * number of distinct 4-byte words that one bank (word % 32) serves. *ideal receives the sum over
+ * those phases of ceil(distinct words / 32). */
+int emu_count_wavefronts(const EmuMemInst *m, int *ideal);
+/* Adds one request to c: shared (wavefronts) or global (sectors), reads or writes. */
+void emu_count_inst(TlrtCounters *c, const EmuMemInst *m, bool shared, bool is_write);
+/* Flags of tl_emu_count (backend/target.h). */
+enum { EMU_COUNT_WRITE = 1, EMU_COUNT_SHARED = 2, EMU_COUNT_ACTIVE = 4 };
+/* A launch's recorder: per warp, the accesses of each lane grouped into warp-level instructions. */
+typedef struct EmuCounting EmuCounting;
+EmuCounting *emu_counting_new(int nwarps);
+void emu_counting_free(EmuCounting *c);
+/* Records the running thread's access at `site` (a code address naming the instruction): its k-th
+ * arrival at the site since its warp last met joins the warp's k-th instance of it. flags:
+ * EMU_COUNT_*; without ACTIVE the lane is masked off (it takes part in the numbering only). */
+void emu_count_record(EmuLaunch *L, uintptr_t site, const void *p, int bytes, int flags);
+/* Warps [w0, w0 + n) have all their lanes at one point (a barrier, a collective, the CTA's end):
+ * their recorded instructions are complete; counts them into the launch's totals and forgets them. */
+void emu_count_flush(EmuLaunch *L, int w0, int n);
+
 
 /* ---- shared-memory race tracker (emu_race.c) */
 /* Per byte of the CTA's shared memory: the thread that last wrote it and the barrier epoch of that
@@ -176,6 +211,8 @@ struct EmuLaunch {
     size_t smem_size;            /* the metadata's smem bytes: shared accesses past it are faults */
     uint32_t epoch;              /* barrier epoch: +1 at every completed barrier and at every CTA start */
     EmuRace race;
+    EmuCounting *counting;       /* NULL unless counting is on */
+    TlrtCounters counts;         /* this launch's totals so far */
     bool faulted;
     char msg[EMU_MSG];
     /* ASan: the scheduler's stack, learnt at the first switch into a fiber */

@@ -59,6 +59,11 @@ void tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_si
             emu_fault(L, "misaligned cp.async source: %p (a %d-byte copy needs %d-byte alignment)", src, cp_size, cp_size);
         tl_emu_check_access(src, src_size, 0);
     }
+    if (L->counting) { /* the global read (none when src-size is 0) and the shared write, as two instructions */
+        uintptr_t site = (uintptr_t)__builtin_return_address(0);
+        emu_count_record(L, site, src, cp_size, src_size > 0 ? EMU_COUNT_ACTIVE : 0);
+        emu_count_record(L, site + 1, dst, cp_size, EMU_COUNT_SHARED | EMU_COUNT_WRITE | EMU_COUNT_ACTIVE);
+    }
     EmuFiber *f = &L->fibers[L->cur];
     if (f->ncp == f->cp_cap) {
         int cap = f->cp_cap ? 2 * f->cp_cap : 16;

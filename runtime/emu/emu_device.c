@@ -30,6 +30,8 @@ static TlrtStatus emu_init(TlrtContext *ctx) {
     st->reverse = order && !strcmp(order, "reverse");
     const char *rc = getenv("TILEC_EMU_RACECHECK"); /* 0: shared-memory bounds checks only */
     st->no_race_check = rc && !strcmp(rc, "0");
+    const char *cnt = getenv("TILE_COUNTERS"); /* 1: count memory traffic from the first launch on */
+    st->counting = cnt && !strcmp(cnt, "1");
     ctx->dev = st;
     snprintf(ctx->device_name, sizeof ctx->device_name, "tilec SIMT emulator");
     return TLRT_OK;
@@ -99,6 +101,14 @@ static TlrtStatus emu_launch(TlrtContext *ctx, const RtVariant *v, const unsigne
     return emu_launch_now(ctx, v, grid, args);
 }
 
+static void emu_counters_enable(TlrtContext *ctx, bool on) { state(ctx)->counting = on; }
+static bool emu_counters_enabled(const TlrtContext *ctx) { return ((const EmuState *)ctx->dev)->counting; }
+static bool emu_counters_last(TlrtContext *ctx, TlrtCounters *out) {
+    if (!state(ctx)->counted) return false;
+    *out = state(ctx)->last;
+    return true;
+}
+
 const RtDeviceOps rt_emu_ops = {
     .name = "emu",
     .init = emu_init,
@@ -123,4 +133,7 @@ const RtDeviceOps rt_emu_ops = {
     .capture_end = emu_capture_end,
     .graph_launch = emu_graph_launch,
     .graph_destroy = emu_graph_destroy,
+    .counters_enable = emu_counters_enable,
+    .counters_enabled = emu_counters_enabled,
+    .counters_last = emu_counters_last,
 };

@@ -27,6 +27,7 @@ int64_t tl_emu_atomic_add_i64(void *p, int64_t v);
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write);
 void tl_emu_div_zero(void);
 void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits);
+void *tl_emu_count(void *p, int64_t bytes, int32_t flags);
 
 int32_t tl_emu_tid(void) { return current ? current->cur : 0; }
 int32_t tl_emu_ctaid(int32_t axis) { return current && axis >= 0 && axis < 3 ? (int32_t)current->cta[axis] : 0; }
@@ -70,6 +71,15 @@ void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write) {
 /* Before every shared-memory access of generated code: bounds and races (emu_race.c). */
 void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits) {
     if (current) emu_race_access(current, p, bytes, is_write != 0, bits);
+}
+
+/* Where a warp-level memory instruction executes (masked-off lanes too): the memory counters
+ * (emu_counters.c), keyed by the call's address. Nothing when counting is off. Returns p, which the
+ * access goes through (backend/target.h). */
+void *tl_emu_count(void *p, int64_t bytes, int32_t flags) {
+    if (current && current->counting)
+        emu_count_record(current, (uintptr_t)__builtin_return_address(0), p, (int)bytes, flags);
+    return p;
 }
 
 void tl_emu_div_zero(void) {

@@ -188,6 +188,7 @@ void emu_barrier_arrive(EmuLaunch *L, const void *site) {
             emu_fault(L, "threads wait at different barriers (divergent control flow): thread %d at the barrier called from %s, this thread at %s",
                       i, a, b);
         }
+    emu_count_flush(L, 0, L->nthreads / 32); /* every warp's lanes meet here */
     for (int i = 0; i < L->nthreads; i++) L->fibers[i].state = FIBER_READY;
 }
 
@@ -224,6 +225,7 @@ void emu_collective(int width, const char *what, int kind, const void *in, void 
         outs[i] = g->coll_out;
     }
     fn(kind, ins, outs, width);
+    emu_count_flush(L, first / 32, width / 32);
     for (int i = 0; i < width; i++) L->fibers[first + i].state = FIBER_READY;
 }
 
@@ -291,7 +293,10 @@ static bool run_cta(EmuLaunch *L) {
     emu_switch(L, NULL, &L->fibers[L->cur], false);
     L->cur = -1;
     if (L->faulted) return false;
-    if (L->ndone == L->nthreads) return true;
+    if (L->ndone == L->nthreads) {
+        emu_count_flush(L, 0, L->nthreads / 32);
+        return true;
+    }
     deadlock(L);
     return false;
 }
@@ -312,7 +317,8 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
     size_t smem_bytes = v->smem > 0 ? ((size_t)v->smem + 255) / 256 * 256 : 256;
     unsigned char *smem = aligned_alloc(256, smem_bytes);
     EmuRace race = {0};
-    bool ok = L && fibers && smem && emu_race_init(&race, smem_bytes);
+    EmuCounting *counting = st->counting ? emu_counting_new(nthreads / 32) : NULL;
+    bool ok = L && fibers && smem && (!st->counting || counting) && emu_race_init(&race, smem_bytes);
     TlrtStatus status = ok ? TLRT_OK : TLRT_ERR_NOMEM;
     if (!ok) snprintf(msg, msglen, "emulator: out of memory launching %s", v->name);
     for (int i = 0; ok && i < nthreads; i++) {
@@ -326,7 +332,7 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
     if (ok) {
         *L = (EmuLaunch){.st = st, .v = v, .params = params, .nthreads = nthreads, .smem = smem,
                          .smem_bytes = smem_bytes, .fibers = fibers, .cur = -1, .dir = st->reverse ? -1 : 1,
-                         .smem_size = v->smem > 0 ? (size_t)v->smem : 0, .race = race};
+                         .smem_size = v->smem > 0 ? (size_t)v->smem : 0, .race = race, .counting = counting};
         *(void **)&L->entry = v->handle;
         memcpy(L->grid, grid, sizeof L->grid);
         EmuLaunch *outer = emu_current();
@@ -339,7 +345,13 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
                 }
         emu_set_current(outer);
         if (!ok) snprintf(msg, msglen, "%s", L->msg), status = TLRT_ERR_FAULT;
+        if (ok && counting) {
+            st->last = L->counts;
+            st->last.launches = 1;
+            st->counted = true;
+        }
     }
+    emu_counting_free(counting);
     emu_race_free(&race); /* L->race is a copy of it */
     for (int i = 0; fibers && i < nthreads; i++) free(fibers[i].cp);
     free(smem);

@@ -126,12 +126,19 @@ void tl_emu_mma(int32_t kind, const uint32_t *a, const uint32_t *b, float *c) {
 /* One lane's row (its 8 b16 elements), read at arrival through the shared-memory checks. */
 typedef struct LdmIn {
     uint16_t row[8];
+    uintptr_t addr;              /* the row's address, for the memory counters */
 } LdmIn;
 
 /* kind = num | trans << 3. outs[l] is lane l's out (num b32 registers). */
 static void ldmatrix_run(int kind, const void *const *ins, void *const *outs, int width) {
     (void)width;
     int num = kind & 7, trans = kind >> 3;
+    EmuLaunch *L = emu_current();
+    if (L->counting) { /* one shared request: 8 rows of 16 bytes per matrix, one phase each */
+        EmuMemInst m = {.active = num == 4 ? 0xffffffffu : (1u << (8 * num)) - 1, .bytes = 16};
+        for (int l = 0; l < 8 * num; l++) m.addr[l] = ((const LdmIn *)ins[l])->addr;
+        emu_count_inst(&L->counts, &m, true, false);
+    }
     for (int l = 0; l < 32; l++)
         for (int i = 0; i < num; i++) {
             uint32_t v = 0;
@@ -148,7 +155,7 @@ void tl_emu_ldmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out)
     EmuLaunch *L = emu_current();
     if (!L) return;
     if (num != 1 && num != 2 && num != 4) emu_fault(L, "ldmatrix .x%d (must be .x1, .x2 or .x4)", num);
-    LdmIn in = {{0}};
+    LdmIn in = {{0}, (uintptr_t)row};
     int lane = L->cur % 32;
     if (lane < 8 * num) { /* lanes 8i..8i+7 give the rows of matrix i; the others' addresses are unused */
         uintptr_t a = (uintptr_t)row, base = (uintptr_t)L->smem;

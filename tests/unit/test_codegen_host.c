@@ -33,6 +33,7 @@ static const char stub_src[] =
     "int64_t tl_emu_atomic_add_i64(void *p, int64_t v) { int64_t o = *(int64_t *)p; *(int64_t *)p = o + v; return o; }\n"
     "void tl_emu_div_zero(void) {}\n"
     "void tl_emu_check_shared(const void *p, int64_t b, int32_t w, uint64_t bits) { (void)p; (void)b; (void)w; (void)bits; }\n"
+    "void *tl_emu_count(void *p, int64_t b, int32_t f) { (void)b; (void)f; return p; }\n"
     "void tl_emu_check_access(const void *p, int64_t bytes, int32_t w) {\n"
     "  (void)w; const char *c = p;\n"
     "  if ((uintptr_t)c % (uintptr_t)bytes) g_unaligned++;\n"

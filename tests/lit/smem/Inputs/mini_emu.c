@@ -129,6 +129,8 @@ int64_t tl_emu_atomic_add_i64(void *p, int64_t v) { return __atomic_fetch_add((i
 void tl_emu_check_access(const void *p, int64_t bytes, int32_t is_write) { (void)p, (void)bytes, (void)is_write; }
 /* The real emulator checks shared-memory races here (runtime/emu/emu_race.c); this stand-in does not. */
 void tl_emu_check_shared(const void *p, int64_t bytes, int32_t is_write, uint64_t bits) { (void)p, (void)bytes, (void)is_write, (void)bits; }
+/* The real emulator's memory counters (runtime/emu/emu_counters.c); this stand-in counts nothing. */
+void *tl_emu_count(void *p, int64_t bytes, int32_t flags) { (void)bytes, (void)flags; return p; }
 void tl_emu_div_zero(void) { __atomic_fetch_add(&div_zero_count, 1, __ATOMIC_RELAXED); }
 
 typedef struct Thread {
