@@ -14,11 +14,11 @@
 #include "rt.h"
 #include "support/targets.h"
 
-static const TlGpu *profile_gpu(void) {
+static const TgtGpu *profile_gpu(void) {
     const char *want = getenv("TILE_PROFILE_GPU");
-    const TlGpu *first = NULL;
+    const TgtGpu *first = NULL;
     for (int i = 0; i < tgt_gpu_count(); i++) {
-        const TlGpu *g = tgt_gpu_at(i);
+        const TgtGpu *g = tgt_gpu_at(i);
         if (want && !strcmp(want, g->id)) return g;
         if (!first && tgt_gpu_runs(g, tgt_default())) first = g;
     }
@@ -26,7 +26,7 @@ static const TlGpu *profile_gpu(void) {
 }
 
 const char *tlrt_plan_profile_gpu(double *dram_bytes_per_s) {
-    const TlGpu *g = profile_gpu();
+    const TgtGpu *g = profile_gpu();
     if (dram_bytes_per_s) *dram_bytes_per_s = g ? g->dram_bytes_per_s : 0;
     return g ? g->name : "";
 }
@@ -109,7 +109,7 @@ void rt_profile_end(TlrtPlan *p, RtProfileRun *r, bool ok) {
         run_free(r, g->nlaunches);
         return;
     }
-    const TlGpu *gpu = profile_gpu();
+    const TgtGpu *gpu = profile_gpu();
     int n = 0;
     for (int li = 0; li < g->nlaunches; li++) {
         if (p->skip[li]) continue;
@@ -156,7 +156,7 @@ static void print_u64(FILE *f, bool known, uint64_t v, int width) {
 void tlrt_plan_print_profile(const TlrtPlan *p, void *out) {
     FILE *f = out;
     if (!p || !f || !p->nprof) return;
-    const TlGpu *gpu = profile_gpu();
+    const TgtGpu *gpu = profile_gpu();
     bool emu = p->ctx->kind == TLRT_DEVICE_EMU;
     fprintf(f, "profile of graph %s on the %s: %d kernels, sorted by %s\n", p->def->name, emu ? "emulator" : "GPU", p->nprof,
             emu ? "modelled time" : "time");

@@ -394,7 +394,7 @@ TlrtStatus tlrt_synchronize(TlrtContext *ctx) {
 /* ---- memory counters (the emulator's; emu_counters.c) */
 
 TlrtStatus tlrt_counters_enable(TlrtContext *ctx, bool on) {
-    TlrtStatus st = usable(ctx, "tlrt_counters_enable");
+    TlrtStatus st = rt_usable(ctx, "tlrt_counters_enable");
     if (st) return st;
     if (!ctx->ops->counters_enable)
         return rt_fail(ctx, TLRT_ERR_UNSUPPORTED, "tlrt_counters_enable: the %s device has no memory counters (they are the emulator's)",
@@ -408,7 +408,7 @@ bool tlrt_counters_enabled(const TlrtContext *ctx) {
 }
 
 TlrtStatus tlrt_counters_last(TlrtContext *ctx, TlrtCounters *out) {
-    TlrtStatus st = usable(ctx, "tlrt_counters_last");
+    TlrtStatus st = rt_usable(ctx, "tlrt_counters_last");
     if (st) return st;
     if (!out) return rt_fail(ctx, TLRT_ERR_INVALID, "tlrt_counters_last: out is NULL");
     if (!ctx->ops->counters_last)
