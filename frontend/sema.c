@@ -165,15 +165,30 @@ static bool check_instance_consts(Sema *s, const AstDecl *k) {
     return ok;
 }
 
+/* One instantiation on an existing module: a Sema over p that adds to m. `mark` is m's last function
+ * before it, so instance_end can tell this call's functions from the module's. */
+static void instance_begin(Sema *s, IrModule *m, const AstProgram *p, const SemaOptions *opt, DiagEngine *d) {
+    *s = (Sema){.prog = p, .opt = opt, .d = d, .tmp = arena_new(), .m = m};
+}
+
+/* Frees the call's scratch; after an error (errors0: the count before it) removes every function the
+ * call added after mark, so a failed instantiation leaves m as it was. Returns whether it succeeded. */
+static bool instance_end(Sema *s, Func *mark, int errors0) {
+    ptrvec_free(&s->stack);
+    arena_free(s->tmp);
+    if (diag_error_count(s->d) == errors0) return true;
+    for (Func *g = mark ? mark->next : s->m->first, *next; g; g = next) {
+        next = g->next;
+        ir_func_remove(s->m, g);
+    }
+    return false;
+}
+
 Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const char *as_name,
                        const SemaDefine *consts, int n, DiagEngine *d) {
     SemaOptions opt = {.defines = consts, .ndefines = n};
-    Sema sema = {0}, *s = &sema;
-    s->prog = p;
-    s->opt = &opt;
-    s->d = d;
-    s->tmp = arena_new();
-    s->m = m;
+    Sema sema, *s = &sema;
+    instance_begin(s, m, p, &opt, d);
     int errors0 = diag_error_count(d);
     Func *mark = m->last; /* everything after it is this call's */
     s->define_reported = arena_calloc(s->tmp, (size_t)n + 1, sizeof *s->define_reported);
@@ -183,16 +198,8 @@ Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const
         diag_error(d, NOLOC, "no kernel named '%s' to instantiate", decl ? decl : "");
     else if (check_instance_consts(s, k))
         sema_lower_kernel(s, k);
-    ptrvec_free(&s->stack);
-    arena_free(s->tmp);
+    if (!instance_end(s, mark, errors0)) return NULL;
     Func *f = mark ? mark->next : m->first;
-    if (diag_error_count(d) > errors0) {
-        for (Func *g = f, *next; g; g = next) {
-            next = g->next;
-            ir_func_remove(m, g);
-        }
-        return NULL;
-    }
     /* sema_lower_kernel creates the kernel before the fn instances its body asks for. */
     if (f) f->name = arena_strdup(m->arena, as_name ? as_name : decl);
     return f;
@@ -200,12 +207,8 @@ Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const
 
 Func *sema_instantiate_fn(IrModule *m, const AstProgram *p, const char *fn, DiagEngine *d) {
     SemaOptions opt = {0};
-    Sema sema = {0}, *s = &sema;
-    s->prog = p;
-    s->opt = &opt;
-    s->d = d;
-    s->tmp = arena_new();
-    s->m = m;
+    Sema sema, *s = &sema;
+    instance_begin(s, m, p, &opt, d);
     int errors0 = diag_error_count(d);
     Func *mark = m->last; /* everything after it is this call's */
     collect_decls(s);
@@ -218,14 +221,5 @@ Func *sema_instantiate_fn(IrModule *m, const AstProgram *p, const char *fn, Diag
         for (int i = 0; i < k->nparams; i++) types[i] = ir_type_scalar(m, TY_F32);
         f = sema_fn_instance(s, k, types, k->loc);
     }
-    ptrvec_free(&s->stack);
-    arena_free(s->tmp);
-    if (diag_error_count(d) > errors0 || !f) {
-        for (Func *g = mark ? mark->next : m->first, *next; g; g = next) {
-            next = g->next;
-            ir_func_remove(m, g);
-        }
-        return NULL;
-    }
-    return f;
+    return instance_end(s, mark, errors0) ? f : NULL;
 }
