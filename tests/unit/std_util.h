@@ -159,6 +159,48 @@ static inline TlrtModule *load_graphs(const char *rel, const char *name, bool fu
     return ok ? m : NULL;
 }
 
+/* One graph argument for plan_run_graph: its name, whether it is a param (bound once, host data) or an
+ * input (a device view), its shape and its values. */
+typedef struct GraphArg {
+    const char *name;
+    bool param;
+    int rank;
+    const int64_t *dims;
+    const Tensor *t;
+} GraphArg;
+
+/* Binds args to plan p (made from `graph`), runs it twice with the output `out` poisoned (0xff: NaN in
+ * every dtype) before the second run, and returns the output's view in *out (the plan owns its data).
+ * n: the output's element count, dt its dtype. False, with a failed check and the reason printed,
+ * when a bind, a run or the output fails. */
+static inline bool plan_run_graph(TlrtPlan *p, const char *graph, const GraphArg *args, int nargs, size_t n, Dt dt,
+                                  TlrtView *out) {
+    bool ok = true;
+    for (int i = 0; i < nargs && ok; i++) {
+        const GraphArg *a = &args[i];
+        if (a->param) {
+            void *raw = t_encode(a->t);
+            ok = tlrt_plan_bind_param(p, a->name, raw, a->rank, a->dims) == TLRT_OK;
+            free(raw);
+        } else {
+            TlrtView v = {.rank = a->rank, .data = a->t->dev};
+            for (int d = 0; d < a->rank; d++) v.sizes[d] = a->dims[d];
+            ok = tlrt_plan_bind_input(p, a->name, &v) == TLRT_OK;
+        }
+        if (!ok) fprintf(stderr, "%s: bind %s: %s\n", graph, a->name, tlrt_last_error(ctx));
+    }
+    for (int r = 0; r < 2 && ok; r++) { /* the output exists after the first run: poison the second's */
+        bool poisoned = tlrt_plan_output(p, "out", out) == TLRT_OK &&
+                        tlrt_memset(ctx, out->data, 0xff, n * dt_size(dt)) == TLRT_OK;
+        if (r) CHECK(poisoned);
+        ok = tlrt_plan_run(p, NULL) == TLRT_OK;
+        if (!ok) fprintf(stderr, "%s: run: %s\n", graph, tlrt_last_error(ctx));
+    }
+    ok = ok && tlrt_plan_output(p, "out", out) == TLRT_OK;
+    CHECK(ok);
+    return ok;
+}
+
 /* A view of t: sizes and strides (elements) as given; strides NULL = contiguous row-major. */
 static TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int64_t *strides) {
     TlrtArg a = tlrt_arg_view(t->dev, rank, sizes);

@@ -129,29 +129,11 @@ static void run_check(TlrtModule *mod, const Case *c, const Tensor *a, const dou
     int rank[11];
     int64_t dims[11][4];
     int na = args_of(c, names, param, rank, dims);
-    bool ok = true;
-    for (int i = 0; i < na && ok; i++) {
-        if (param[i]) {
-            void *raw = t_encode(&a[i]);
-            ok = tlrt_plan_bind_param(p, names[i], raw, rank[i], dims[i]) == TLRT_OK;
-            free(raw);
-        } else {
-            TlrtView v = {.rank = 4, .data = a[i].dev, .sizes = {dims[i][0], dims[i][1], dims[i][2], dims[i][3]}};
-            ok = tlrt_plan_bind_input(p, names[i], &v) == TLRT_OK;
-        }
-        if (!ok) fprintf(stderr, "%s: bind %s: %s\n", graph, names[i], tlrt_last_error(ctx));
-    }
+    GraphArg args[11];
+    for (int i = 0; i < na; i++) args[i] = (GraphArg){names[i], param[i], rank[i], dims[i], &a[i]};
     size_t n = (size_t)(c->N * c->K * c->H * c->W);
     TlrtView v;
-    for (int r = 0; r < 2 && ok; r++) { /* the output exists after the first run: poison the second's */
-        bool poisoned = tlrt_plan_output(p, "out", &v) == TLRT_OK &&
-                        tlrt_memset(ctx, v.data, 0xff, n * dt_size(c->dt)) == TLRT_OK; /* NaN in every dtype */
-        if (r) CHECK(poisoned);
-        ok = tlrt_plan_run(p, NULL) == TLRT_OK;
-        if (!ok) fprintf(stderr, "%s: run: %s\n", graph, tlrt_last_error(ctx));
-    }
-    ok = ok && tlrt_plan_output(p, "out", &v) == TLRT_OK;
-    CHECK(ok);
+    bool ok = plan_run_graph(p, graph, args, na, n, c->dt, &v);
     if (ok) {
         Tensor out = {c->dt, n, v.data, malloc(n * sizeof(float))}; /* the plan owns v.data */
         double terms = (double)(9 * c->C + 4) * (c->kind == BLOCK ? 2 : 1) + kind_k[c->kind] * (c->dt == BF16 ? 0x1p16 : 0x1p13);

@@ -112,29 +112,11 @@ static void run_check(TlrtModule *mod, const Case *c, const Tensor *a, const dou
     int rank[MAXT];
     int64_t dims[MAXT][4];
     int na = args_of(c->kind, names, param, rank, dims);
-    bool ok = true;
-    for (int i = 0; i < na && ok; i++) {
-        if (param[i]) {
-            void *raw = t_encode(&a[i]);
-            ok = tlrt_plan_bind_param(p, names[i], raw, rank[i], dims[i]) == TLRT_OK;
-            free(raw);
-        } else {
-            TlrtView v = {.rank = rank[i], .data = a[i].dev};
-            for (int d = 0; d < rank[i]; d++) v.sizes[d] = dims[i][d];
-            ok = tlrt_plan_bind_input(p, names[i], &v) == TLRT_OK;
-        }
-        if (!ok) fprintf(stderr, "%s: bind %s: %s\n", graph, names[i], tlrt_last_error(ctx));
-    }
+    GraphArg args[MAXT];
+    for (int i = 0; i < na; i++) args[i] = (GraphArg){names[i], param[i], rank[i], dims[i], &a[i]};
     size_t n = (size_t)N * C * H * W;
     TlrtView v;
-    for (int r = 0; r < 2 && ok; r++) { /* the output exists after the first run: poison the second's */
-        bool poisoned = tlrt_plan_output(p, "out", &v) == TLRT_OK && tlrt_memset(ctx, v.data, 0xff, n * dt_size(c->dt)) == TLRT_OK;
-        if (r) CHECK(poisoned);
-        ok = tlrt_plan_run(p, NULL) == TLRT_OK;
-        if (!ok) fprintf(stderr, "%s: run: %s\n", graph, tlrt_last_error(ctx));
-    }
-    ok = ok && tlrt_plan_output(p, "out", &v) == TLRT_OK;
-    CHECK(ok);
+    bool ok = plan_run_graph(p, graph, args, na, n, c->dt, &v);
     if (ok) {
         Tensor out = {c->dt, n, v.data, malloc(n * sizeof(float))}; /* the plan owns v.data */
         /* bf16: each rounding (2^-8 relative at most) of a value of size mag; f32: the conv's sum. */
