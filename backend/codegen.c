@@ -41,9 +41,9 @@ static bool reject(Cg *cg, Op *op) {
         const char *callee = ir_op_attr_str(op, "callee");
         cg_error(cg, op, "call to '@%s' was not inlined: device functions must be inlined before code generation "
                  "(run the inline pass)", callee ? callee : "?");
-    } else if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH || ir_op_info[op->kind].level == IR_LEVEL_LOOP) {
-        cg_error(cg, op, "'%s' is a %s-level op: kernels can only contain tile ops (graphs are not compiled yet)",
-                 name, ir_op_info[op->kind].level == IR_LEVEL_GRAPH ? "graph" : "loop");
+    } else if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH) {
+        cg_error(cg, op, "'%s' is a graph-level op: kernels can only contain tile ops (graph ops belong in a "
+                 "graph, which lowers them to kernels)", name);
     } else {
         cg_error(cg, op, "internal error: no lowering for '%s'", name);
     }

@@ -374,9 +374,7 @@ static Exit exec_op(Interp *in, Op *op) {
     }
     IrLevel lv = ir_op_info[op->kind].level;
     interp_error(in, op, "'%s' is not executable by the interpreter%s", name,
-                 lv == IR_LEVEL_GRAPH  ? ": it is a graph-level op (whole tensors); only tile ops are"
-                 : lv == IR_LEVEL_LOOP ? ": it is a loop-level op; only tile ops are"
-                                       : "");
+                 lv == IR_LEVEL_GRAPH ? ": it is a graph-level op (whole tensors); only tile ops are" : "");
     return EXIT_ERROR;
 }
 

@@ -162,7 +162,7 @@ enum {
     IR_TR_CONSTANT = 1u << 10,   /* result depends only on attributes */
 };
 
-typedef enum IrLevel { IR_LEVEL_ANY, IR_LEVEL_TILE, IR_LEVEL_LOOP, IR_LEVEL_GRAPH } IrLevel;
+typedef enum IrLevel { IR_LEVEL_ANY, IR_LEVEL_TILE, IR_LEVEL_GRAPH } IrLevel;
 
 typedef enum IrRule {
     IR_RULE_SAME, IR_RULE_SAME_ARITH, IR_RULE_SAME_INT, IR_RULE_SAME_FLOAT, IR_RULE_CMP, IR_RULE_CUSTOM

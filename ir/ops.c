@@ -4,7 +4,6 @@
 
 /* Tokens used in ops.def's LEVEL and TRAITS columns, spelled as the table spells them. */
 #define TILE IR_LEVEL_TILE
-#define LOOP IR_LEVEL_LOOP
 #define GRAPH IR_LEVEL_GRAPH
 #define ANY IR_LEVEL_ANY
 #define PURE IR_TR_PURE

@@ -143,8 +143,8 @@ static void verify_op(Verifier *v, Op *op, Block *b) {
     }
     if (op->kind == OP_YIELD) {
         Op *po = ir_parent_op(op);
-        if (!po || (po->kind != OP_FOR && po->kind != OP_IF && po->kind != OP_LOOP_PARALLEL))
-            ir_verr(v, op, "'yield' must be inside 'for', 'if' or 'loop.parallel'");
+        if (!po || (po->kind != OP_FOR && po->kind != OP_IF))
+            ir_verr(v, op, "'yield' must be inside 'for' or 'if'");
     }
     if (op->kind == OP_RETURN && !(op->parent && op->parent->parent && op->parent->parent->parent_func))
         ir_verr(v, op, "'return' must be directly in a function body");

@@ -770,7 +770,6 @@ static void check_custom(Verifier *v, Op *op) {
     case OP_FOR: check_for(v, op); break;
     case OP_IF: check_if(v, op); break;
     case OP_CALL: check_call(v, op); break;
-    case OP_LOOP_PARALLEL: check_yield(v, op, 0, NULL, 0, "body"); break;
     case OP_PRINT: check_print(v, op); break;
     case OP_LOCAL_ALLOC:
     case OP_LOCAL_GATHER:

@@ -213,7 +213,7 @@ static void test_interning(void) {
     CHECK(ir_type_is_int(ir_type_scalar(m, TY_U8)) && ir_type_is_unsigned(ir_type_scalar(m, TY_U8)), "u8");
     CHECK(!ir_type_is_int(ir_type_scalar(m, TY_I1)) && ir_type_is_bool(ir_type_scalar(m, TY_I1)), "i1");
     CHECK(ir_scalar_from_name("bf16") == TY_BF16 && ir_scalar_from_name("f31") == TY_VOID, "names");
-    CHECK(ir_op_from_name("loop.parallel") == OP_LOOP_PARALLEL && ir_op_from_name("nope") == OP__COUNT, "ops");
+    CHECK(ir_op_from_name("graph.conv2d") == OP_G_CONV2D && ir_op_from_name("nope") == OP__COUNT, "ops");
     CHECK((ir_op_info[OP_ADD].traits & (IR_TR_PURE | IR_TR_COMMUTATIVE | IR_TR_ELEMENTWISE)) ==
               (IR_TR_PURE | IR_TR_COMMUTATIVE | IR_TR_ELEMENTWISE),
           "add traits");
