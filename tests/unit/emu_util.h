@@ -106,6 +106,39 @@ static const char *compile_tile_without(const char *rel, const char *name, const
     return ok ? so : NULL;
 }
 
+/* The graphs of the source tree's file `rel` compiled to workdir/NAME_fused.so or NAME_unfused.so
+ * (fused: the default, fold-bn + fuse; unfused: no_fuse + no_fold_bn) and loaded into ctx; NULL (a
+ * failed check, the reason printed) when it does not compile or load. The caller unloads it. */
+static inline TlrtModule *load_graphs(const char *rel, const char *name, bool fused) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
+    size_t len;
+    char *src = read_file(path, &len);
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    opt.emit = TL_EMIT_SO;
+    opt.target = TL_TARGET_HOST;
+    opt.no_fuse = opt.no_fold_bn = !fused;
+    char *lib = NULL, so[160];
+    size_t n = 0;
+    TlStatus st = src ? tl_compile(path, src, len, &opt, &lib, &n) : TL_ERR_IO;
+    free(src);
+    snprintf(so, sizeof so, "%s/%s_%s.so", workdir, name, fused ? "fused" : "unfused");
+    TlrtModule *m = NULL;
+    bool ok = st == TL_OK && write_file(so, lib, n) && tlrt_module_load(ctx, so, &m) == TLRT_OK;
+    free(lib);
+    if (!ok) fprintf(stderr, "%s (%s): cannot compile or load: %s\n", rel, fused ? "fused" : "unfused", tlrt_last_error(ctx));
+    CHECK(ok);
+    return ok ? m : NULL;
+}
+
+/* Removes workdir (made by emu_test_begin) and what the test wrote there; says so when it cannot. */
+static inline void emu_remove_workdir(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+}
+
 /* compile_tile_without leaving no pass out. */
 static inline const char *compile_tile(const char *rel, const char *name, const char *const *defines) {
     return compile_tile_without(rel, name, defines, NULL);

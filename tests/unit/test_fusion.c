@@ -255,8 +255,6 @@ int main(void) {
     test_module("tests/unit/Inputs/fusion.tir", "fusion", cases, (int)(sizeof cases / sizeof *cases));
     test_module("examples/resnet_block.tile", "resnet", &resnet, 1);
     tlrt_destroy(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    emu_remove_workdir();
     return check_summary();
 }

@@ -210,8 +210,6 @@ int main(void) {
     test_module("tests/unit/Inputs/row_fusion.tile", "rows", variants, (int)(sizeof variants / sizeof *variants));
     test_module("tests/unit/Inputs/row_fusion_out.tir", "out", &pooled_out, 1);
     tlrt_destroy(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    emu_remove_workdir();
     return check_summary();
 }

@@ -176,8 +176,6 @@ int main(void) {
     if (f) tlrt_module_unload(f);
     if (u) tlrt_module_unload(u);
     tlrt_destroy(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    emu_remove_workdir();
     return check_summary();
 }

@@ -267,8 +267,6 @@ int main(void) {
     if (so) test_bad_modules(so);
     test_sizes();
     tlrt_destroy(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    emu_remove_workdir();
     return check_summary();
 }

@@ -244,8 +244,6 @@ int main(void) {
     rel_tol = 1e-5;
     test_broken_wait();
     tlrt_destroy(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+    emu_remove_workdir();
     return check_summary();
 }
