@@ -3,7 +3,10 @@
  * "N passed, M failed" (read by CI) and returns the process exit status. */
 #ifndef TILEC_TEST_CHECK_H
 #define TILEC_TEST_CHECK_H
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int check_passed, check_failed;
 
@@ -28,5 +31,28 @@ static inline int check_skip(const char *why) {
     printf("SKIP: %s\n", why);
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed ? 1 : 77;
+}
+
+/* Runs fn in a child process (for what must not touch this process: a fake driver, dlopen state);
+ * the child's checks count as one check here, named `what` in its summary line. */
+static inline void check_in_child(const char *what, void (*fn)(void)) {
+    fflush(stdout), fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        CHECK(!"fork failed");
+        return;
+    }
+    if (pid == 0) {
+        check_passed = check_failed = 0;
+        fn();
+        printf("  %s: %d passed, %d failed\n", what, check_passed, check_failed);
+        fflush(stdout);
+        _exit(check_failed ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) fprintf(stderr, "%s: child failed (status %d)\n", what, status);
+    CHECK(ok);
 }
 #endif

@@ -261,26 +261,6 @@ static void child_stream_wrap(void) {
     if (lib) dlclose(lib);
 }
 
-static void in_child(const char *what, void (*fn)(void)) {
-    fflush(stdout), fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        CHECK(!"fork failed");
-        return;
-    }
-    if (pid == 0) {
-        check_passed = check_failed = 0;
-        fn();
-        printf("  %s: %d passed, %d failed\n", what, check_passed, check_failed);
-        fflush(stdout);
-        _exit(check_failed ? 1 : 0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) fprintf(stderr, "%s: child failed (status %d)\n", what, status);
-    CHECK(ok);
-}
 
 int main(void) {
     const char *seed = getenv("TILEC_SEED");
@@ -309,8 +289,8 @@ int main(void) {
     bool fake = system(cmd) == 0;
     CHECK(fake);
     if (fake) {
-        in_child("image per device (fake driver)", child_selection);
-        in_child("stream wrap (fake driver)", child_stream_wrap);
+        check_in_child("image per device (fake driver)", child_selection);
+        check_in_child("stream wrap (fake driver)", child_stream_wrap);
     }
     free(host_so), free(va_ptx);
     snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);

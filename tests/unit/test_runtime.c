@@ -322,27 +322,6 @@ static void test_emu_module_kinds(void) {
 
 /* ---- children */
 
-/* Runs fn in a child process; the child's checks count as one check here. */
-static void in_child(const char *what, void (*fn)(void)) {
-    fflush(stdout), fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        CHECK(!"fork failed");
-        return;
-    }
-    if (pid == 0) {
-        check_passed = check_failed = 0;
-        fn();
-        printf("  %s: %d passed, %d failed\n", what, check_passed, check_failed);
-        fflush(stdout);
-        _exit(check_failed ? 1 : 0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) fprintf(stderr, "%s: child failed (status %d)\n", what, status);
-    CHECK(ok);
-}
 
 /* TILEC_LIBCUDA naming no library: TLRT_ERR_NO_DRIVER with the loader's message, then every
  * call on the context fails cleanly. */
@@ -766,12 +745,12 @@ int main(void) {
     test_api_basics();
     test_tile_device_env();
     test_emu_module_kinds();
-    in_child("TILEC_LIBCUDA=<missing>", child_no_driver);
-    in_child("system CUDA driver", child_system_driver);
+    check_in_child("TILEC_LIBCUDA=<missing>", child_no_driver);
+    check_in_child("system CUDA driver", child_system_driver);
     if (build_fake_drivers()) {
-        in_child("fake CUDA driver", child_fake_driver);
-        in_child("fake driver without a device", child_no_device);
-        in_child("fake driver without graphs", child_old_driver);
+        check_in_child("fake CUDA driver", child_fake_driver);
+        check_in_child("fake driver without a device", child_no_device);
+        check_in_child("fake driver without graphs", child_old_driver);
     } else {
         printf("SKIP fake CUDA driver: no C compiler (cc, or TILEC_CC)\n");
     }
