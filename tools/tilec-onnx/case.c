@@ -13,6 +13,7 @@
 #include "onnx/onnx_model.h"
 #include "onnx/onnx_tensor.h"
 #include "compare.h"
+#include "support/file_io.h"
 
 #define MAX_TENSORS 64
 
@@ -47,30 +48,11 @@ static void append(char *buf, size_t cap, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* The whole file at path: *data (malloc'd, caller frees) and *len. false when unreadable. */
 static bool read_file(const char *path, unsigned char **data, size_t *len) {
-    *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        unsigned char *nb = realloc(buf, cap *= 2);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    bool ok = buf && !ferror(f);
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *data = buf;
-    *len = n;
-    return true;
+    *data = (unsigned char *)fio_read_path(path, len);
+    return *data != NULL;
 }
 
 static void free_set(DataSet *ds) {

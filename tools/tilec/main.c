@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "tilec/tilec.h"
 #include "tilec/tilec_cli.h"
+#include "support/file_io.h"
 
 static void usage(FILE *f) {
     fputs("usage: tilec FILE [options]\n"
@@ -47,63 +48,6 @@ static void usage(FILE *f) {
           "exit status: 0 success, 1 compile errors, 2 usage errors, 3 I/O errors,\n"
           "             4 the kernel failed in --run-interp\n",
           f);
-}
-
-static char *read_all(FILE *f, size_t *len) {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) return NULL;
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-/* Writes data to path through a temporary file in the same directory and rename(2), so a reader
- * never sees a half-written output and a failure leaves no file behind. A path that exists and is
- * not a regular file (/dev/null, /dev/stdout, a pipe) is written in place: renaming over it would
- * replace the device with a file (as root, /dev/null for every process on the machine). */
-static int write_atomically(const char *path, const char *data, size_t len) {
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        FILE *f = fopen(path, "wb");
-        if (!f) return -1;
-        int ok = fwrite(data, 1, len, f) == len;
-        return fclose(f) == 0 && ok ? 0 : -1;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) return -1;
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    FILE *f = fdopen(fd, "wb");
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f) ok = (fclose(f) == 0) && ok;
-    else close(fd);
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) unlink(tmp);
-    free(tmp);
-    return ok ? 0 : -1;
 }
 
 /* tilec's own options (the compile options are tilec_cli.h's). */
@@ -290,7 +234,7 @@ int main(int argc, char **argv) {
         return TL_ERR_IO;
     }
     size_t len = 0;
-    char *text = read_all(in, &len);
+    char *text = fio_read_stream(in, &len);
     if (!from_stdin) fclose(in);
     if (!text) {
         fprintf(stderr, "tilec: error: cannot read '%s'\n", path);
@@ -311,7 +255,7 @@ int main(int argc, char **argv) {
     if (st == TL_OK) {
         if (!outpath || !strcmp(outpath, "-")) {
             if (fwrite(out, 1, out_len, stdout) != out_len || fflush(stdout) != 0) st = TL_ERR_IO;
-        } else if (write_atomically(outpath, out, out_len) != 0) {
+        } else if (!fio_write_atomic(outpath, out, out_len)) {
             fprintf(stderr, "tilec: error: cannot write '%s': %s\n", outpath, strerror(errno));
             st = TL_ERR_IO;
         }
