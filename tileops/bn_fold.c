@@ -8,7 +8,7 @@ TileopsStatus tileops_bn_fold(TileopsHandle *h, TileopsDtype dtype, int64_t k, i
                               const void *b, const void *gamma, const void *beta, const void *mean,
                               const void *var, float eps, void *w_out, void *b_out, TileopsStream stream) {
     static const char fn[] = "tileops_bn_fold";
-    TileopsStatus st = tops_begin(h, fn, dtype);
+    TileopsStatus st = tops_begin(h, fn, dtype, false);
     if (st != TILEOPS_OK) return st;
     const struct { const char *name; const void *p; } req[] = {{"w", w}, {"gamma", gamma}, {"beta", beta}, {"mean", mean},
                                                               {"var", var}, {"w_out", w_out}, {"b_out", b_out}};

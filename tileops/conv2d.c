@@ -52,7 +52,7 @@ static TileopsStatus begin_conv(TileopsHandle *h, const char *fn, const TileopsC
         h->msg[0] = '\0';
         return tops_fail(h, TILEOPS_ERR_NULL, fn, "the descriptor is NULL");
     }
-    return tops_begin(h, fn, d->dtype);
+    return tops_begin(h, fn, d->dtype, true);
 }
 
 TileopsStatus tileops_conv2d_output_size(TileopsHandle *h, const TileopsConv2d *d, int64_t *p, int64_t *q) {
@@ -130,5 +130,8 @@ TileopsStatus tileops_conv2d(TileopsHandle *h, const TileopsConv2d *d, const voi
     const bool grouped = d->groups > 1;
     const int64_t bk = grouped ? TOPS_GCONV_BLOCK_K : TOPS_CONV_BLOCK_K, bp = grouped ? TOPS_GCONV_BLOCK_P : TOPS_CONV_BLOCK_P;
     const unsigned grid[3] = {(unsigned)tops_cdiv(p * q, bp), (unsigned)tops_cdiv(k, bk), (unsigned)n};
-    return tops_launch(h, fn, grouped ? TOPS_MOD_conv2d_grouped_f32 : TOPS_MOD_conv2d_f32, grid, args, na, stream);
+    const TopsModule mod = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
+                                                    TOPS_MOD_conv2d_grouped_bf16)
+                                    : tops_by_dtype(d->dtype, TOPS_MOD_conv2d_f32, TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
+    return tops_launch(h, fn, mod, grid, args, na, stream);
 }

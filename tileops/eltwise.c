@@ -33,7 +33,7 @@ TileopsStatus tileops_eltwise(TileopsHandle *h, const TileopsEltwise *e, const v
     if (!h) return TILEOPS_ERR_NULL;
     h->msg[0] = '\0';
     if (!e) return tops_fail(h, TILEOPS_ERR_NULL, fn, "the descriptor is NULL");
-    TileopsStatus st = tops_begin(h, fn, e->dtype);
+    TileopsStatus st = tops_begin(h, fn, e->dtype, true);
     if (st != TILEOPS_OK) return st;
     if (!a || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !a ? "a" : "y");
     if (e->rank < 1 || e->rank > 4) return tops_fail(h, TILEOPS_ERR_SHAPE, fn, "rank %d (1 .. 4)", e->rank);
@@ -65,5 +65,6 @@ TileopsStatus tileops_eltwise(TileopsHandle *h, const TileopsEltwise *e, const v
     };
     const int64_t total = sz[0] * sz[1] * sz[2] * sz[3];
     const unsigned grid[3] = {(unsigned)tops_cdiv(total, TOPS_EW_BLOCK), 1, 1};
-    return tops_launch(h, fn, TOPS_MOD_eltwise_f32, grid, args, 8, stream);
+    return tops_launch(h, fn, tops_by_dtype(e->dtype, TOPS_MOD_eltwise_f32, TOPS_MOD_eltwise_f16, TOPS_MOD_eltwise_bf16),
+                       grid, args, 8, stream);
 }

@@ -60,7 +60,7 @@ static TileopsStatus begin_gemm(TileopsHandle *h, const char *fn, const TileopsG
         h->msg[0] = '\0';
         return tops_fail(h, TILEOPS_ERR_NULL, fn, "the descriptor is NULL");
     }
-    return tops_begin(h, fn, g->dtype);
+    return tops_begin(h, fn, g->dtype, true);
 }
 
 TileopsStatus tileops_gemm_workspace(TileopsHandle *h, const TileopsGemm *g, const TileopsEpilogue *ep,
@@ -92,7 +92,8 @@ static TileopsStatus run_gemm(TileopsHandle *h, const char *fn, const TileopsGem
     };
     const unsigned grid[3] = {(unsigned)tops_cdiv(g->n, TOPS_GEMM_BLOCK_N), (unsigned)tops_cdiv(g->m, TOPS_GEMM_BLOCK_M),
                               (unsigned)g->batch};
-    return tops_launch(h, fn, TOPS_MOD_gemm_f32, grid, args, 9, stream);
+    return tops_launch(h, fn, tops_by_dtype(g->dtype, TOPS_MOD_gemm_f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16), grid,
+                       args, 9, stream);
 }
 
 TileopsStatus tileops_gemm(TileopsHandle *h, const TileopsGemm *g, const void *a, const void *b,
@@ -109,7 +110,7 @@ TileopsStatus tileops_linear(TileopsHandle *h, TileopsDtype dtype, int64_t m, in
                              const void *x, const void *w, const TileopsEpilogue *ep, void *y,
                              TileopsStream stream) {
     static const char fn[] = "tileops_linear";
-    TileopsStatus st = tops_begin(h, fn, dtype);
+    TileopsStatus st = tops_begin(h, fn, dtype, true);
     if (st != TILEOPS_OK) return st;
     TileopsGemm g;
     tileops_gemm_init(&g, dtype, 1, m, out, in, false, true); /* w [out, in] viewed as [in, out] */

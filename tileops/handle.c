@@ -82,13 +82,15 @@ const char *tops_dtype_name(TileopsDtype t) {
     return "?";
 }
 
-TileopsStatus tops_begin(TileopsHandle *h, const char *fn, TileopsDtype dtype) {
+TileopsStatus tops_begin(TileopsHandle *h, const char *fn, TileopsDtype dtype, bool all_dtypes) {
     if (!h) return TILEOPS_ERR_NULL;
     h->msg[0] = '\0';
     if (dtype == TILEOPS_F32) return TILEOPS_OK;
-    if (dtype == TILEOPS_F16 || dtype == TILEOPS_BF16)
-        return tops_fail(h, TILEOPS_ERR_DTYPE, fn, "this build of libtileops has f32 operators only, not %s",
+    if (dtype == TILEOPS_F16 || dtype == TILEOPS_BF16) {
+        if (all_dtypes) return TILEOPS_OK;
+        return tops_fail(h, TILEOPS_ERR_DTYPE, fn, "this build of libtileops has this operator in f32 only, not %s",
                          tops_dtype_name(dtype));
+    }
     return tops_fail(h, TILEOPS_ERR_DTYPE, fn, "unknown element type %d", (int)dtype);
 }
 

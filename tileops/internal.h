@@ -42,8 +42,13 @@ struct TileopsHandle {
 TileopsStatus tops_fail(TileopsHandle *h, TileopsStatus st, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* The common first checks: h not NULL (TILEOPS_ERR_NULL without a message otherwise), the dtype
- * one this build has. Clears h's message. */
-TileopsStatus tops_begin(TileopsHandle *h, const char *fn, TileopsDtype dtype);
+ * one this build has for the operator (every TileopsDtype when all_dtypes, else f32). Clears h's
+ * message. */
+TileopsStatus tops_begin(TileopsHandle *h, const char *fn, TileopsDtype dtype, bool all_dtypes);
+/* The module of an operator built in every dtype, for a dtype tops_begin accepted. */
+static inline TopsModule tops_by_dtype(TileopsDtype t, TopsModule f32, TopsModule f16, TopsModule bf16) {
+    return t == TILEOPS_F16 ? f16 : t == TILEOPS_BF16 ? bf16 : f32;
+}
 /* size in [1, INT32_MAX], else TILEOPS_ERR_SHAPE naming it. */
 TileopsStatus tops_check_size(TileopsHandle *h, const char *fn, const char *name, int64_t v);
 /* The product of n sizes (each in [1, INT32_MAX]) below 2^31, else TILEOPS_ERR_SHAPE naming the tensor. */

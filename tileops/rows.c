@@ -14,7 +14,7 @@ static TileopsStatus check_rows(TileopsHandle *h, const char *fn, int64_t rows, 
 TileopsStatus tileops_softmax(TileopsHandle *h, TileopsDtype dtype, int64_t rows, int64_t cols, const void *x,
                               void *y, bool log, TileopsStream stream) {
     static const char fn[] = "tileops_softmax";
-    TileopsStatus st = tops_begin(h, fn, dtype);
+    TileopsStatus st = tops_begin(h, fn, dtype, false);
     if (st != TILEOPS_OK) return st;
     if (!x || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !x ? "x" : "y");
     if ((st = check_rows(h, fn, rows, cols)) != TILEOPS_OK) return st;
@@ -27,7 +27,7 @@ TileopsStatus tileops_softmax(TileopsHandle *h, TileopsDtype dtype, int64_t rows
 TileopsStatus tileops_layernorm(TileopsHandle *h, TileopsDtype dtype, int64_t rows, int64_t cols, const void *x,
                                 const void *gamma, const void *beta, float eps, void *y, TileopsStream stream) {
     static const char fn[] = "tileops_layernorm";
-    TileopsStatus st = tops_begin(h, fn, dtype);
+    TileopsStatus st = tops_begin(h, fn, dtype, false);
     if (st != TILEOPS_OK) return st;
     if (!x || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !x ? "x" : "y");
     if (!gamma != !beta)
@@ -46,7 +46,7 @@ TileopsStatus tileops_gap_linear_softmax(TileopsHandle *h, TileopsDtype dtype, i
                                          int64_t k, const void *x, const void *w, const void *b, void *y,
                                          TileopsStream stream) {
     static const char fn[] = "tileops_gap_linear_softmax";
-    TileopsStatus st = tops_begin(h, fn, dtype);
+    TileopsStatus st = tops_begin(h, fn, dtype, false);
     if (st != TILEOPS_OK) return st;
     if (!x || !w || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !x ? "x" : !w ? "w" : "y");
     const int64_t xs[3] = {n, c, hw}, ws[2] = {k, c}, ks[1] = {k}, ys[2] = {n, k};

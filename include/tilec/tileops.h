@@ -13,8 +13,10 @@
  *    buffer; a call only reads its inputs and writes its output.
  *  - Element types. TileopsDtype names the element type of every tensor of a call (inputs, weights,
  *    epilogue operands and output alike); math and accumulation are in f32, with one rounding to the
- *    element type at the store. This build contains f32 operators only: f16 and bf16 are
- *    TILEOPS_ERR_DTYPE (the enumeration has them so that the API does not change when they come).
+ *    element type at the store (round to nearest even). conv2d, gemm / linear and the elementwise
+ *    chains exist in f32, f16 and bf16; bn_fold, softmax, layernorm and the head in f32 only (another
+ *    dtype is TILEOPS_ERR_DTYPE). f16 / bf16 convolutions (groups = 1) and gemms run their products on
+ *    the tensor cores (exact products, f32 accumulation); f32 ones are IEEE f32 FMAs (no tf32).
  *  - Streams. Every launching call takes a TileopsStream: a CUstream of the CUDA driver API, so a
  *    cudaStream_t of the CUDA runtime (the same type) passes as it is; NULL is the default stream. The
  *    call is asynchronous on the GPU (ordered on that stream), synchronous on the emulator, where the
@@ -138,7 +140,8 @@ typedef struct TileopsEpilogue {
  *   x: [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC), dense; w: [K, C/groups, R, S], dense;
  *   y (and the residual): [N, K, P, Q] or [N, P, Q, K] as the layout says, dense, where
  *   P = (H + pad_top + pad_bottom - dil_h*(R-1) - 1) / stride_h + 1 (floor), Q likewise.
- * groups = 1 runs an implicit GEMM (tensor cores for f16/bf16, IEEE f32 FMAs for f32: no tf32);
+ * Element types: f32, f16, bf16. groups = 1 runs an implicit GEMM (tensor cores for f16/bf16, IEEE f32
+ * FMAs for f32: no tf32);
  * groups > 1 (depthwise: groups = C = K) runs the grouped kernel. Run-time arguments: every size,
  * stride, padding, dilation, groups and every epilogue option; nothing is specialised per shape. */
 typedef struct TileopsConv2d {
@@ -166,7 +169,7 @@ TileopsStatus tileops_conv2d(TileopsHandle *h, const TileopsConv2d *d, const voi
                              const TileopsEpilogue *ep, void *y, void *workspace, size_t workspace_bytes,
                              TileopsStream stream);
 
-/* ---- bn_fold: BatchNorm folded into the preceding convolution's weights, on the device, once:
+/* ---- bn_fold (f32): BatchNorm folded into the preceding convolution's weights, on the device, once:
  *   s[k] = gamma[k] / sqrt(var[k] + eps);  w'[k, l] = w[k, l] * s[k];
  *   b'[k] = (b[k] - mean[k]) * s[k] + beta[k]   (b = 0 when b is NULL)
  * w, w_out: [K, L] with L = C/groups * R * S (a KCRS weight); b, gamma, beta, mean, var, b_out: [K].
@@ -181,7 +184,8 @@ TileopsStatus tileops_bn_fold(TileopsHandle *h, TileopsDtype dtype, int64_t k, i
  * [batch, M, K] operand is at a + z*a_strides[0] + i*a_strides[1] + j*a_strides[2], so a transpose
  * is swapped strides and a batch shared by every z has batch stride 0. y (and the residual, which
  * has y's strides) must not overlap itself: y_strides[2] == 1, y_strides[1] >= N and, when
- * batch > 1, y_strides[0] >= M * y_strides[1] (TILEOPS_ERR_LAYOUT otherwise). Strides >= 0. */
+ * batch > 1, y_strides[0] >= M * y_strides[1] (TILEOPS_ERR_LAYOUT otherwise). Strides >= 0.
+ * Element types: f32, f16, bf16. */
 typedef struct TileopsGemm {
     TileopsDtype dtype;
     int64_t batch, m, n, k;      /* >= 1 */
@@ -209,7 +213,7 @@ TileopsStatus tileops_linear(TileopsHandle *h, TileopsDtype dtype, int64_t m, in
  * add + act: add the other tensor; bias + act: add a per-channel vector through a stride-0 view;
  * mul + add: both. Each operand has its own strides (elements, >= 0; 0 broadcasts along that
  * dim); mul and add may be NULL (left out). y must not overlap a, mul or add unless it is the
- * same tensor with y's own (dense) strides (in place). */
+ * same tensor with y's own (dense) strides (in place). Element types: f32, f16, bf16. */
 typedef struct TileopsEltwise {
     TileopsDtype dtype;
     int rank;                    /* 1..4 */
@@ -224,7 +228,7 @@ void tileops_eltwise_init(TileopsEltwise *e, TileopsDtype dtype, int rank, const
 TileopsStatus tileops_eltwise(TileopsHandle *h, const TileopsEltwise *e, const void *a, const void *mul,
                               const void *add, void *y, TileopsStream stream);
 
-/* ---- rows: operators over the last axis of a dense [rows, cols] tensor (any tensor whose last
+/* ---- rows (f32): operators over the last axis of a dense [rows, cols] tensor (any tensor whose last
  * axis is contiguous: rows = the product of the other dims).
  * softmax: y = exp(x - max) / sum exp(x - max) per row; log: y = x - max - log(sum exp(x - max)).
  * A NaN or +inf in a row, or a row of -inf, makes the whole row NaN (PyTorch). y may be x. */
@@ -235,7 +239,7 @@ TileopsStatus tileops_softmax(TileopsHandle *h, TileopsDtype dtype, int64_t rows
  * eps >= 0. y may be x. */
 TileopsStatus tileops_layernorm(TileopsHandle *h, TileopsDtype dtype, int64_t rows, int64_t cols, const void *x,
                                 const void *gamma, const void *beta, float eps, void *y, TileopsStream stream);
-/* The classifier head as one kernel: y[n, :] = softmax(w @ mean_{hw}(x[n]) + b), x [N, C, HW]
+/* The classifier head as one kernel (f32): y[n, :] = softmax(w @ mean_{hw}(x[n]) + b), x [N, C, HW]
  * (NCHW with HW = H*W), w [K, C], b [K] (NULL: none), y [N, K]. The pooled vector and the logits
  * stay on chip. K of at most 1024 reads x[n] once; larger K is still right, slower. */
 TileopsStatus tileops_gap_linear_softmax(TileopsHandle *h, TileopsDtype dtype, int64_t n, int64_t c, int64_t hw,

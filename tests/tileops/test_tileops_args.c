@@ -51,7 +51,6 @@ int main(void) {
     ROW("x NULL", t->x = NULL, TILEOPS_ERR_NULL, "x");
     ROW("w NULL", t->w = NULL, TILEOPS_ERR_NULL, "w");
     ROW("y NULL", t->y = NULL, TILEOPS_ERR_NULL, "y");
-    ROW("dtype f16 (not in this build)", t->d.dtype = TILEOPS_F16, TILEOPS_ERR_DTYPE, "f16");
     ROW("dtype out of the enumeration", t->d.dtype = (TileopsDtype)9, TILEOPS_ERR_DTYPE, "9");
     ROW("layout out of the enumeration", t->d.layout = (TileopsLayout)5, TILEOPS_ERR_LAYOUT, "layout");
     ROW("n = 0", t->d.n = 0, TILEOPS_ERR_SHAPE, "n = 0");
@@ -103,7 +102,11 @@ int main(void) {
     bn.bn_gamma = bn.bn_beta = bn.bn_mean = bn.bn_var = v.d;
     expect("gemm: a BatchNorm epilogue", tileops_gemm(ops, &g, x.d, w.d, &bn, y.d, NULL, 0, NULL), TILEOPS_ERR_ARG, "BatchNorm");
     expect("gemm: b NULL", tileops_gemm(ops, &g, x.d, NULL, NULL, y.d, NULL, 0, NULL), TILEOPS_ERR_NULL, "b");
-    expect("linear: dtype bf16", tileops_linear(ops, TILEOPS_BF16, 2, 2, 2, x.d, w.d, NULL, y.d, NULL), TILEOPS_ERR_DTYPE, "bf16");
+    expect("linear: dtype out of the enumeration", tileops_linear(ops, (TileopsDtype)3, 2, 2, 2, x.d, w.d, NULL, y.d, NULL),
+           TILEOPS_ERR_DTYPE, "3");
+    expect("layernorm: dtype bf16 (f32 only)", tileops_layernorm(ops, TILEOPS_BF16, 2, 4, x.d, NULL, NULL, 1e-5f, y.d, NULL),
+           TILEOPS_ERR_DTYPE, "bf16");
+    expect("softmax: dtype f16 (f32 only)", tileops_softmax(ops, TILEOPS_F16, 2, 4, x.d, y.d, false, NULL), TILEOPS_ERR_DTYPE, "f16");
     TileopsEltwise e;
     tileops_eltwise_init(&e, TILEOPS_F32, 2, (const int64_t[]){4, 4});
     e.rank = 5;

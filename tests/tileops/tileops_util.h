@@ -35,7 +35,7 @@ typedef struct Buf {
     void *d;
     size_t n;
 } Buf;
-static Buf buf_new(size_t n, double lo, double hi) {
+static inline Buf buf_new(size_t n, double lo, double hi) {
     Buf b = {malloc(n * sizeof(float)), NULL, n};
     for (size_t i = 0; i < n; i++) b.h[i] = (float)(lo + (hi - lo) * (rnd() + 1.0) * 0.5);
     if (tlrt_malloc(ctx, n * sizeof(float), &b.d) != TLRT_OK) {
@@ -45,14 +45,14 @@ static Buf buf_new(size_t n, double lo, double hi) {
     tlrt_memcpy_htod(ctx, b.d, b.h, n * sizeof(float));
     return b;
 }
-static Buf buf_nan(size_t n) { /* an output, poisoned */
+static inline Buf buf_nan(size_t n) { /* an output, poisoned */
     Buf b = buf_new(n, 0, 0);
     for (size_t i = 0; i < n; i++) b.h[i] = NAN;
     tlrt_memcpy_htod(ctx, b.d, b.h, n * sizeof(float));
     return b;
 }
-static void buf_get(Buf *b) { tlrt_memcpy_dtoh(ctx, b->h, b->d, b->n * sizeof(float)); }
-static void buf_free(Buf *b) {
+static inline void buf_get(Buf *b) { tlrt_memcpy_dtoh(ctx, b->h, b->d, b->n * sizeof(float)); }
+static inline void buf_free(Buf *b) {
     free(b->h);
     if (b->d) tlrt_free(ctx, b->d);
     b->h = NULL, b->d = NULL;
@@ -86,7 +86,7 @@ static inline const char *act_name(TileopsActivation a) {
 /* Compares got (device results, fetched) with ref: |got - ref| <= tol * (1 + mag[i]) where mag is the
  * sum of the magnitudes that went into ref[i] (the f32 accumulation's error bound scale); NaN in got
  * (an element never written) fails. Prints the worst element and returns whether all passed. */
-static bool compare(const char *what, const Buf *got, const double *ref, const double *mag, double tol) {
+static inline bool compare(const char *what, const Buf *got, const double *ref, const double *mag, double tol) {
     size_t bad = 0, worst = 0;
     double worst_err = -1;
     for (size_t i = 0; i < got->n; i++) {
