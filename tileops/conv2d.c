@@ -132,6 +132,8 @@ TileopsStatus tileops_conv2d(TileopsHandle *h, const TileopsConv2d *d, const voi
     const unsigned grid[3] = {(unsigned)tops_cdiv(p * q, bp), (unsigned)tops_cdiv(k, bk), (unsigned)n};
     const TopsModule mod = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
                                                     TOPS_MOD_conv2d_grouped_bf16)
-                                    : tops_by_dtype(d->dtype, TOPS_MOD_conv2d_f32, TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
+                                    : tops_by_dtype(d->dtype, h->f32_math == TILEOPS_F32_MATH_IEEE ? TOPS_MOD_conv2d_f32
+                                                                                                   : TOPS_MOD_conv2d_f32_tf32,
+                                                    TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
     return tops_launch(h, fn, mod, grid, args, na, stream);
 }

@@ -92,8 +92,8 @@ static TileopsStatus run_gemm(TileopsHandle *h, const char *fn, const TileopsGem
     };
     const unsigned grid[3] = {(unsigned)tops_cdiv(g->n, TOPS_GEMM_BLOCK_N), (unsigned)tops_cdiv(g->m, TOPS_GEMM_BLOCK_M),
                               (unsigned)g->batch};
-    return tops_launch(h, fn, tops_by_dtype(g->dtype, TOPS_MOD_gemm_f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16), grid,
-                       args, 9, stream);
+    const TopsModule f32 = h->f32_math == TILEOPS_F32_MATH_TF32 ? TOPS_MOD_gemm_f32_tf32 : TOPS_MOD_gemm_f32;
+    return tops_launch(h, fn, tops_by_dtype(g->dtype, f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16), grid, args, 9, stream);
 }
 
 TileopsStatus tileops_gemm(TileopsHandle *h, const TileopsGemm *g, const void *a, const void *b,

@@ -63,6 +63,19 @@ TileopsStatus tileops_set_launcher(TileopsHandle *h, TileopsLauncher fn, void *u
     return TILEOPS_OK;
 }
 
+TileopsStatus tileops_set_f32_math(TileopsHandle *h, TileopsF32Math mode) {
+    if (!h) return TILEOPS_ERR_NULL;
+    h->msg[0] = '\0';
+    switch (mode) {
+#define TILEOPS_X(name, what) case name:
+        TILEOPS_F32_MATH_LIST(TILEOPS_X)
+#undef TILEOPS_X
+        h->f32_math = mode;
+        return TILEOPS_OK;
+    }
+    return tops_fail(h, TILEOPS_ERR_ARG, "tileops_set_f32_math", "unknown f32 math mode %d", (int)mode);
+}
+
 TileopsStatus tops_fail(TileopsHandle *h, TileopsStatus st, const char *fn, const char *fmt, ...) {
     int n = snprintf(h->msg, sizeof h->msg, "%s: ", fn);
     if (n < 0 || (size_t)n >= sizeof h->msg) return st;

@@ -31,6 +31,7 @@ struct TileopsHandle {
     TlrtContext *ctx;
     bool emu;                                  /* the emulator: streams are ignored */
     TlrtModule *modules[TOPS_NMODULES];        /* loaded on first use */
+    TileopsF32Math f32_math;                   /* tileops_set_f32_math */
     TileopsLauncher launcher;                  /* NULL: tlrt_launch */
     void *launcher_user;
     struct { TileopsStream cu; TlrtStream *s; } streams[TOPS_STREAM_CACHE];  /* CUstream wrappers */

@@ -35,6 +35,8 @@ int main(void) {
         return 1;
     }
     printf("device: %s\n", tlrt_device_name(ctx));
+    /* IEEE f32 convolutions, so that the check below can be tight (the default is PyTorch's: tf32). */
+    tileops_set_f32_math(ops, TILEOPS_F32_MATH_IEEE);
     int failed = 0;
 
     /* ---- y = relu(batch_norm(conv2d(x, w, padding 1))) + x   (NCHW, 3x3, one call) */

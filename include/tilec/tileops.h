@@ -101,6 +101,24 @@ typedef struct TileopsHandle TileopsHandle;
  * are loaded on first use, each once per handle (the image suiting ctx's device: a cubin, PTX, or
  * host code on the emulator). Errors: TILEOPS_ERR_NULL (ctx or out NULL). *out is NULL on error. */
 TileopsStatus tileops_create(TlrtContext *ctx, TileopsHandle **out);
+/* The precision of f32 convolutions (groups = 1) and gemms, X(NAME, meaning). DEFAULT is PyTorch's
+ * defaults (torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.allow_tf32 = False):
+ * tf32 for conv2d, IEEE for gemm / linear. tf32 rounds each f32 input to 10 mantissa bits (relative
+ * error up to 2^-11 per input) and runs the products on tensor cores; the accumulation stays f32.
+ * Grouped / depthwise convolutions and the other operators are IEEE f32 in every mode. */
+#define TILEOPS_F32_MATH_LIST(X)                                             \
+    X(TILEOPS_F32_MATH_DEFAULT, "tf32 for conv2d, IEEE for gemm (PyTorch)") \
+    X(TILEOPS_F32_MATH_IEEE, "IEEE f32 FMAs everywhere")                   \
+    X(TILEOPS_F32_MATH_TF32, "tf32 tensor cores for conv2d and gemm")
+typedef enum TileopsF32Math {
+#define TILEOPS_X(name, what) name,
+    TILEOPS_F32_MATH_LIST(TILEOPS_X)
+#undef TILEOPS_X
+} TileopsF32Math;
+/* Sets h's f32 math mode for the following calls (a new handle has TILEOPS_F32_MATH_DEFAULT).
+ * Errors: TILEOPS_ERR_NULL, TILEOPS_ERR_ARG (a value outside the list). */
+TileopsStatus tileops_set_f32_math(TileopsHandle *h, TileopsF32Math mode);
+
 /* Unloads the kernels and frees h. NULL is a no-op. Waits for nothing: synchronise the streams
  * first if launches may be in flight. */
 void tileops_destroy(TileopsHandle *h);
@@ -140,8 +158,8 @@ typedef struct TileopsEpilogue {
  *   x: [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC), dense; w: [K, C/groups, R, S], dense;
  *   y (and the residual): [N, K, P, Q] or [N, P, Q, K] as the layout says, dense, where
  *   P = (H + pad_top + pad_bottom - dil_h*(R-1) - 1) / stride_h + 1 (floor), Q likewise.
- * Element types: f32, f16, bf16. groups = 1 runs an implicit GEMM (tensor cores for f16/bf16, IEEE f32
- * FMAs for f32: no tf32);
+ * Element types: f32, f16, bf16. groups = 1 runs an implicit GEMM (tensor cores for f16/bf16; f32 per
+ * the handle's f32 math mode, tf32 by default as in PyTorch);
  * groups > 1 (depthwise: groups = C = K) runs the grouped kernel. Run-time arguments: every size,
  * stride, padding, dilation, groups and every epilogue option; nothing is specialised per shape. */
 typedef struct TileopsConv2d {

@@ -124,6 +124,7 @@ int main(void) {
            TILEOPS_ERR_NULL, "var");
     expect("bn_fold: k over CUDA's grid y", tileops_bn_fold(ops, TILEOPS_F32, 70000, 1, w.d, NULL, v.d, v.d, v.d, v.d, 1e-5f, w.d, v.d, NULL),
            TILEOPS_ERR_SHAPE, "65535");
+    expect("set_f32_math: unknown mode", tileops_set_f32_math(ops, (TileopsF32Math)9), TILEOPS_ERR_ARG, "mode 9");
     CHECK(launches == before);
     CHECK(!strcmp(tileops_status_name((TileopsStatus)99), "TILEOPS_?"));
     CHECK(tileops_last_error(NULL)[0] != '\0');

@@ -87,6 +87,45 @@ static TileopsConv2d conv(TileopsLayout layout, int64_t n, int64_t c, int64_t h,
     return d;
 }
 
+/* The f32 math modes: tf32 (the default for conv2d, as PyTorch's cudnn.allow_tf32) rounds each input
+ * to 10 mantissa bits, so its error bound is 2^-10 of the magnitudes summed (plus the accumulation's);
+ * it must also differ from the IEEE result somewhere (the tf32 kernel really ran). */
+static void test_tf32(void) {
+    TileopsConv2d d = conv(TILEOPS_NCHW, 2, 24, 9, 7, 20, 3, 3, 1, 1, 1, 1);
+    const size_t nx = 2 * 24 * 9 * 7, nw = 20 * 24 * 9, ny = 2 * 20 * 9 * 7;
+    Buf x = buf_new(nx, -1, 1), w = buf_new(nw, -1, 1), yi = buf_nan(ny), yt = buf_nan(ny);
+    CHECK(tileops_set_f32_math(ops, TILEOPS_F32_MATH_IEEE) == TILEOPS_OK);
+    CHECK(tileops_conv2d(ops, &d, x.d, w.d, NULL, yi.d, NULL, 0, NULL) == TILEOPS_OK);
+    CHECK(tileops_set_f32_math(ops, TILEOPS_F32_MATH_DEFAULT) == TILEOPS_OK);
+    CHECK(tileops_conv2d(ops, &d, x.d, w.d, NULL, yt.d, NULL, 0, NULL) == TILEOPS_OK);
+    CHECK(tileops_set_f32_math(ops, TILEOPS_F32_MATH_IEEE) == TILEOPS_OK);
+    buf_get(&yi), buf_get(&yt);
+    double *ref = calloc(ny, sizeof *ref), *mag = calloc(ny, sizeof *mag);
+    for (int n = 0; n < 2; n++)
+        for (int k = 0; k < 20; k++)
+            for (int p = 0; p < 9; p++)
+                for (int q = 0; q < 7; q++) {
+                    double acc = 0, m = 0;
+                    for (int c = 0; c < 24; c++)
+                        for (int r = 0; r < 3; r++)
+                            for (int s = 0; s < 3; s++) {
+                                int hh = p - 1 + r, ww = q - 1 + s;
+                                if (hh < 0 || hh >= 9 || ww < 0 || ww >= 7) continue;
+                                double t = (double)w.h[((k * 24 + c) * 3 + r) * 3 + s] * x.h[((n * 24 + c) * 9 + hh) * 7 + ww];
+                                acc += t, m += fabs(t);
+                            }
+                    ref[((n * 20 + k) * 9 + p) * 7 + q] = acc, mag[((n * 20 + k) * 9 + p) * 7 + q] = m;
+                }
+    CHECK(compare("conv 3x3 f32, TILEOPS_F32_MATH_IEEE", &yi, ref, mag, 2e-5));
+    CHECK(compare("conv 3x3 f32, TILEOPS_F32_MATH_DEFAULT (tf32)", &yt, ref, mag, 1.2e-3));
+    size_t differ = 0;
+    for (size_t i = 0; i < ny; i++) differ += yi.h[i] != yt.h[i];
+    printf("    tf32 and IEEE results differ in %zu of %zu elements\n", differ, ny);
+    CHECK(differ > 0);
+    free(ref), free(mag);
+    buf_free(&x), buf_free(&w), buf_free(&yi), buf_free(&yt);
+}
+
 /* bn_fold on the device against float64, then conv with the folded weights against conv + BN. */
 static void test_bn_fold(bool with_b) {
     const int64_t K = 7, C = 5, R = 3, S = 3, L = C * R * S;
@@ -164,6 +203,7 @@ int main(void) {
         CHECK(compare("conv in place: y += conv(x) (residual = output)", &y, ref, mag, 2e-5));
         buf_free(&x), buf_free(&w), buf_free(&y);
     }
+    test_tf32();
     test_bn_fold(true);
     test_bn_fold(false);
     teardown();

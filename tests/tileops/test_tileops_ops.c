@@ -6,6 +6,7 @@
 #include "tileops_util.h"
 
 /* gemm with its epilogue against float64. */
+static double gemm_tol = 2e-5;
 static void run_gemm(const char *name, const TileopsGemm *g, bool bias, bool res, TileopsResidualAt at,
                      TileopsActivation act, float scale) {
     /* Buffers big enough for the strided extents. */
@@ -55,7 +56,7 @@ static void run_gemm(const char *name, const TileopsGemm *g, bool bias, bool res
             continue;
         }
         double err = fabs(y.h[i] - ref[i]);
-        if (!(err <= 2e-5 * (1 + mag[i]))) bad++;
+        if (!(err <= gemm_tol * (1 + mag[i]))) bad++;
         if (!(err <= worst)) worst = isnan(err) ? INFINITY : err;
     }
     printf("  %-58s worst |err| %.3g%s\n", name, worst, bad ? "  FAIL" : "");
@@ -78,6 +79,14 @@ static void test_gemm(void) {
     g.y_strides[1] = 9; /* y rows padded to 9 */
     run_gemm("gemm a^T b^T batch 1, y row stride 9, hardswish", &g, true, false, TILEOPS_RESIDUAL_AFTER_ACT,
              TILEOPS_ACT_HARDSWISH, 1);
+
+    /* tf32 (tileops_set_f32_math): inputs rounded to 10 mantissa bits, the bound 2^-10 of the magnitudes */
+    CHECK(tileops_set_f32_math(ops, TILEOPS_F32_MATH_TF32) == TILEOPS_OK);
+    gemm_tol = 1.2e-3;
+    tileops_gemm_init(&g, TILEOPS_F32, 2, 40, 24, 64, false, false);
+    run_gemm("gemm tf32 batch 2 40x24x64 bias+relu", &g, true, false, TILEOPS_RESIDUAL_AFTER_ACT, TILEOPS_ACT_RELU, 1);
+    gemm_tol = 2e-5;
+    CHECK(tileops_set_f32_math(ops, TILEOPS_F32_MATH_IEEE) == TILEOPS_OK);
 
     /* linear: x [M, in] @ w[out, in]^T + b, gelu */
     const int64_t M = 5, IN = 23, OUT = 11;

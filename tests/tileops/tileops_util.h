@@ -110,6 +110,8 @@ static void setup(void) {
         fprintf(stderr, "tileops_create failed\n");
         exit(1);
     }
+    /* IEEE f32 for the tight float64 comparisons; the tf32 modes have their own cases. */
+    tileops_set_f32_math(ops, TILEOPS_F32_MATH_IEEE);
 }
 static void teardown(void) {
     tileops_destroy(ops);
