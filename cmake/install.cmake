@@ -1,5 +1,5 @@
 # `cmake --install`: the executables, the shared libtilec and libtilert, the public headers, the CMake
-# package (find_package(tilec): tilec::tilert, tilec::tilec, tilec::compiler, tilec::embed and
+# package (find_package(tilec): tilec::tilert, tilec::tileops, tilec::tilec, tilec::compiler, tilec::embed and
 # tilec_add_kernels) and pkg-config files. Every path in the package is relative to the prefix, so an
 # installed tree can be moved or copied (docs/install.md). A runtime-only build installs libtilert,
 # tilec-embed and the headers.
@@ -10,6 +10,9 @@ set(_tilec_installed tilert_shared tilec_embed)
 if(TARGET tilec_shared)
   list(APPEND _tilec_installed tilec_shared tilec_cli)
 endif()
+if(TARGET tileops_shared)
+  list(APPEND _tilec_installed tileops_shared)
+endif()
 install(TARGETS ${_tilec_installed} EXPORT tilecTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
@@ -19,6 +22,9 @@ endif()
 install(FILES include/tilec/tilert.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilec)
 if(TARGET tilec_shared)
   install(FILES include/tilec/tilec.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilec)
+endif()
+if(TARGET tileops_shared)
+  install(FILES include/tilec/tileops.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilec)
 endif()
 
 install(EXPORT tilecTargets NAMESPACE tilec:: DESTINATION ${TILEC_CMAKE_DIR})
@@ -37,6 +43,10 @@ string(REGEX REPLACE "/$" "" TILEC_PC_TO_PREFIX "${TILEC_PC_TO_PREFIX}")
 set(TILEC_PC_LIBS_PRIVATE "-ldl -lpthread -lm")
 configure_file(cmake/tilert.pc.in ${CMAKE_BINARY_DIR}/package/tilert.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/package/tilert.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET tileops_shared)
+  configure_file(cmake/tileops.pc.in ${CMAKE_BINARY_DIR}/package/tileops.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/package/tileops.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 if(TARGET tilec_shared)
   configure_file(cmake/tilec.pc.in ${CMAKE_BINARY_DIR}/package/tilec.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/package/tilec.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

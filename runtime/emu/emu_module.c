@@ -39,6 +39,7 @@ __attribute__((used)) static void (*const kept_for_kernels[])(void) = {
 
 typedef struct EmuModule {
     void *dl;
+    int fd; /* the memory file it was loaded from (-1: none), open while it is loaded: see below */
 } EmuModule;
 
 static pthread_once_t abi_once = PTHREAD_ONCE_INIT;
@@ -127,18 +128,26 @@ TlrtStatus emu_module_load(TlrtContext *ctx, const RtCode *code, RtMeta *meta, v
                                : "");
         }
     }
-    if (fd >= 0) close(fd); /* the mapping keeps the memory file alive */
-    if (temp) unlink(path);
+    /* The memory file stays open while the module is loaded: dlopen knows a library by its path, and
+     * "/proc/self/fd/N" with N reused by the next image would give that image this module's handle. */
+    if (st != TLRT_OK && fd >= 0) close(fd);
+    if (temp) {
+        unlink(path);
+        if (fd >= 0) close(fd);
+        fd = -1;
+    }
     if (st != TLRT_OK) return st;
     const char *text = dlsym(dl, "tilec_metadata");
     if (!text) {
         dlclose(dl);
+        if (fd >= 0) close(fd);
         return rt_fail(ctx, TLRT_ERR_LOAD, "%s is not a tilec host module: it has no tilec_metadata symbol", src);
     }
     if (meta->nvariants == 0) {
         char err[512];
         if (!rt_meta_parse(text, meta, err, sizeof err)) {
             dlclose(dl);
+            if (fd >= 0) close(fd);
             return rt_fail(ctx, TLRT_ERR_LOAD, "%s: bad tilec metadata: %s", src, err);
         }
     }
@@ -149,6 +158,7 @@ TlrtStatus emu_module_load(TlrtContext *ctx, const RtCode *code, RtMeta *meta, v
         void *entry = dlsym(dl, sym);
         if (!entry) {
             dlclose(dl);
+            if (fd >= 0) close(fd);
             return rt_fail(ctx, TLRT_ERR_LOAD, "%s has no entry point %s for kernel variant %s", src, sym, v->name);
         }
         v->handle = entry;
@@ -156,9 +166,11 @@ TlrtStatus emu_module_load(TlrtContext *ctx, const RtCode *code, RtMeta *meta, v
     EmuModule *m = calloc(1, sizeof *m);
     if (!m) {
         dlclose(dl);
+        if (fd >= 0) close(fd);
         return rt_fail(ctx, TLRT_ERR_NOMEM, "out of memory loading %s", src);
     }
     m->dl = dl;
+    m->fd = fd;
     *dev_module = m;
     return TLRT_OK;
 }
@@ -168,5 +180,6 @@ void emu_module_unload(TlrtContext *ctx, void *dev_module) {
     EmuModule *m = dev_module;
     if (!m) return;
     dlclose(m->dl);
+    if (m->fd >= 0) close(m->fd);
     free(m);
 }

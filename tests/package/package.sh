@@ -7,7 +7,8 @@
 #            exported symbols (the public API only); examples/aot configured with find_package and built
 #            with cubins when ptxas exists, again with TILEC_PTX_ONLY=ON, and with its Makefile through
 #            pkg-config; each run on the emulator, checked against its float64 reference;
-#            and a plug-in embedding it, opened with RTLD_LOCAL (tests/package/plugin);
+#            and a plug-in embedding it, opened with RTLD_LOCAL (tests/package/plugin); libtileops's
+#            dependencies and exports, and examples/tileops built against it (CMake and pkg-config);
 #   rebuild: tests/package/rebuild (two targets, one .tile each): editing one .tile rebuilds that
 #            target and not the other; a second build does nothing.
 # Exit 77 (skip) in a sanitizer build: its libraries need the sanitizer runtimes loaded first, which a
@@ -108,6 +109,31 @@ if [ "$mode" = install ]; then
   else
     echo "note: no C++ compiler (c++): the C++ check did not run"
   fi
+  # ---- libtileops: dependencies (libtilert, libc, libm: nothing from LLVM), exports = tileops.h, and
+  # examples/tileops (fused conv-BN-ReLU-add, gemm + bias + gelu) built with find_package and with
+  # pkg-config against the prefix, run, checked against float64 by the example itself
+  ops=$prefix/lib/libtileops.so
+  [ -e "$ops" ] || fail "the package has no libtileops.so"
+  readelf -d "$ops" | grep -q 'SONAME.*\[libtileops\.so\.0\]' || fail "libtileops.so has no SONAME libtileops.so.0"
+  if readelf -d "$ops" | grep -Eq 'R(UN)?PATH'; then fail "libtileops.so has an RPATH"; fi
+  oneeded=$(readelf -d "$ops" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+  echo "libtileops.so needs: $oneeded"
+  for lib in $oneeded; do
+    case "$lib" in libtilert.so.0|libc.so.6|libm.so.6|libdl.so.2|libpthread.so.0|ld-linux-x86-64.so.2) ;;
+      *) fail "libtileops.so depends on $lib (only libtilert, libc, libm may be needed; nothing from LLVM)";; esac
+  done
+  oexported=$(nm -D --defined-only "$ops" | awk '$2 ~ /^[TWDRBV]$/ {print $3}' | sort)
+  odeclared=$(grep -Eo '^[A-Za-z].*[ *](tileops_[a-z0-9_]+)\(' "$prefix/include/tilec/tileops.h" | grep -Eo 'tileops_[a-z0-9_]+\($' | tr -d '(' | sort)
+  [ "$oexported" = "$odeclared" ] || fail "libtileops.so exports [$(echo $oexported)], tileops.h declares [$(echo $odeclared)]"
+  cp -r "$src/examples/tileops" "$tmp/ops"
+  cmake -S "$tmp/ops" -B "$tmp/ops/build" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/ops-configure.log" 2>&1 ||
+    { cat "$tmp/ops-configure.log"; fail "configuring examples/tileops"; }
+  cmake --build "$tmp/ops/build" > "$tmp/ops-build.log" 2>&1 || { cat "$tmp/ops-build.log"; fail "building examples/tileops"; }
+  "$tmp/ops/build/tileops_example" | tee "$tmp/ops-run.log" || fail "examples/tileops (find_package) failed"
+  grep -q '^OK$' "$tmp/ops-run.log" || fail "examples/tileops did not print OK"
+  cp -r "$src/examples/tileops" "$tmp/opsmk"
+  PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -C "$tmp/opsmk" > "$tmp/ops-make.log" 2>&1 || { cat "$tmp/ops-make.log"; fail "make examples/tileops with pkg-config"; }
+  "$tmp/opsmk/build/tileops_example" > "$tmp/ops-run2.log" || { cat "$tmp/ops-run2.log"; fail "examples/tileops (pkg-config) failed"; }
   echo "package.install: OK"
   exit 0
 fi

@@ -115,6 +115,35 @@ static void test_emulator(void) {
         if (m2) run_vector_add(ctx, m2);
         tlrt_module_unload(m2);
     }
+    /* Two different images loaded one after the other: each module has its own kernels (the memory
+     * file's path "/proc/self/fd/N" must not be reused while the first is loaded, or dlopen would
+     * hand the second load the first library). */
+    {
+        static const char other_src[] = "kernel other_kernel(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
+        TlCompileOptions opt;
+        tl_options_init(&opt);
+        opt.emit = TL_EMIT_SO;
+        opt.target = TL_TARGET_HOST;
+        char *other_so = NULL;
+        size_t other_len = 0;
+        CHECK(tl_compile("other.tile", other_src, sizeof other_src - 1, &opt, &other_so, &other_len) == TL_OK);
+        const TlrtImage other_images[] = {{TLRT_IMAGE_HOST, 0, false, other_so, other_len, NULL}};
+        TlrtEmbeddedModule other = {TLRT_EMBED_VERSION, "other.tile", 1, other_images};
+        TlrtModule *a = NULL, *b = NULL;
+        CHECK(tlrt_module_load_embedded(ctx, &em, &a) == TLRT_OK);
+        CHECK(other_so && tlrt_module_load_embedded(ctx, &other, &b) == TLRT_OK);
+        CHECK(a && tlrt_module_kernel_count(a) == 1 && !strcmp(tlrt_module_kernel_name(a, 0), "vector_add"));
+        CHECK(b && tlrt_module_kernel_count(b) == 1 && !strcmp(tlrt_module_kernel_name(b, 0), "other_kernel"));
+        if (b) {
+            void *d = NULL;
+            CHECK(tlrt_malloc(ctx, 128, &d) == TLRT_OK);
+            CHECK(tlrt_launch(b, "other_kernel", (unsigned[]){1, 1, 1}, (TlrtArg[]){tlrt_arg_ptr(d)}, 1, NULL) == TLRT_OK);
+            tlrt_free(ctx, d);
+        }
+        tlrt_module_unload(a);
+        tlrt_module_unload(b);
+        free(other_so);
+    }
     /* no host code */
     TlrtEmbeddedModule gpu_only = {TLRT_EMBED_VERSION, "gpu.tile", 2, images};
     m = NULL;
