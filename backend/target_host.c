@@ -382,6 +382,9 @@ static void host_finish_kernel(Cg *cg) {
         if (LLVMIsACallInst(base) && !LLVMGetFirstUse(base)) LLVMInstructionEraseFromParent(base);
         cg->smem = NULL;
     }
+    /* The kernel itself is hidden: its __entry calls it directly, never through the dynamic
+     * symbol table, where a function of the same name in the loading program would win. */
+    LLVMSetVisibility(cg->fn, LLVMHiddenVisibility);
     size_t len = 0;
     const char *kname = LLVMGetValueName2(cg->fn, &len);
     char *name = arena_printf(cg->arena, "%.*s__entry", (int)len, kname);
