@@ -1,6 +1,6 @@
 /* libtilec's compile entry: source -> (tokens | AST | IR after the pass pipeline | plan | code). A module
  * with graphs (from .tile graphs, graph IR or an ONNX model) is lowered to std kernel instances and plans
- * (lower/graph_plan.h) before the passes when code or a plan is asked for; --emit=ir prints the graphs. */
+ * (lower/graph_plan.h, std kernels from driver/std_lib.h) before the passes when code or a plan is asked for; --emit=ir prints the graphs. */
 #include "tilec/tilec.h"
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "driver/link_host.h"
 #include "lower/graph_plan.h"
 #include "lower/graph_report.h"
+#include "driver/std_lib.h"
 #include "passes/graph_passes.h"
 #include "ir/dot_mma.h"
 #include "onnx/onnx_import.h"
@@ -304,7 +305,10 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
             double tg = now_ms();
             PtrVec before = {0}; /* the functions that are not std kernel instances */
             for (Func *f = m->first; f32_dot && f; f = f->next) ptrvec_push(&before, f);
-            int n = gp_lower_module(m, opt->only, opt->remarks, d, &plan);
+            StdLib *std = std_lib_new();
+            GpInstantiator in = std_lib_instantiator(std);
+            int n = gp_lower_module(m, opt->only, opt->remarks, &in, d, &plan);
+            std_lib_free(std);
             /* An explicit --f32-dot also decides for the std kernel instances just added, over their
              * own default (std conv2d: tf32). */
             for (Func *f = m->first; n > 0 && f32_dot && f; f = f->next) {

@@ -1,6 +1,6 @@
 /* Internals of graph lowering, shared by its files (not a public interface):
  *
- *   graph_plan.c          the module driver: std sources, kernel instances, a graph's arguments and results
+ *   graph_plan.c          the module driver: kernel instances, a graph's arguments and results
  *   graph_plan_tensors.c  tensors, names, buffers, aliases, launches and their arguments
  *   graph_plan_expr.c     shape expressions as plan text (products, cdiv), folded where literal
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
@@ -15,7 +15,6 @@
 #ifndef TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
 #define TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
 #include "lower/graph_plan.h"
-#include "frontend/ast.h"
 #include "ir/graph_kinds.h"
 
 /* The std kernels' views have at most 6 dims (std_unary, std_binary). */
@@ -117,7 +116,7 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
  * the module after a fallback (discard). */
 void gp_kernel_commit(GpGraph *g);
 void gp_kernel_discard(GpGraph *g);
-/* The lang/std fn `fn` on f32 scalars (sema_instantiate_fn), instantiated into the module on first request
+/* The lang/std fn `fn` on f32 scalars (GpInstantiator.fn), instantiated into the module on first request
  * and shared afterwards: the pointwise formulas the epilogues call. NULL after an error (a note at loc). */
 Func *gp_std_fn(GpGraph *g, const char *fn, SrcLoc loc);
 /* An integer const of an instance (its value after defaults): BLOCK sizes for grids. Reports an internal
