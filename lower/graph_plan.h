@@ -30,10 +30,9 @@ typedef struct GpInstantiator {
 /* Lowers the graphs of m in module order and appends one plan block per graph (`graph NAME` ...
  * `endgraph`, the format of docs/graphs.md section 4) to plan. When only is non-NULL and names a graph,
  * the other graphs are dropped unlowered. std instantiates the std kernels and fns the ops need (opened
- * only when a graph is to be lowered). Returns the number of graphs lowered (0 and m untouched when it
- * has no graph), or -1 after reporting every error to d at the graph op (or the std source) concerned; m
- * must then be discarded. remarks: report (as remarks) each fused group that the lowering had to split
- * back into one kernel per op. */
-int gp_lower_module(IrModule *m, const char *only, bool remarks, const GpInstantiator *std, DiagEngine *d,
-                    StrBuf *plan);
+ * only when a graph is to be lowered). The ops' `group` attributes (the fuse pass's) are taken as given:
+ * each group becomes one kernel, and a group that cannot is an error at its op. Returns the number of
+ * graphs lowered (0 and m untouched when it has no graph), or -1 after reporting every error to d at the
+ * graph op (or the std source) concerned; m must then be discarded. */
+int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *std, DiagEngine *d, StrBuf *plan);
 #endif

@@ -16,10 +16,11 @@
 #define TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
 #include "lower/graph_plan.h"
 #include "ir/graph_kinds.h"
+#include "passes/graph_passes.h"
 
 /* The std kernels' views have at most 6 dims (std_unary, std_binary). */
-#define GP_MAX_RANK 8
-#define GP_ELEMWISE_RANK 6
+#define GP_MAX_RANK GRAPH_MAX_RANK
+#define GP_ELEMWISE_RANK GRAPH_ELEMWISE_RANK
 
 /* PBUFFER: a prepare's result, device memory that persists across runs (docs/graphs.md section 7). */
 typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS, GP_PBUFFER } GpTensorKind;
@@ -103,7 +104,6 @@ typedef struct GpGraph {
                                                the fused instance's key and name */
     bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
     PtrVec done;          /* Op*: group members already lowered with their anchor */
-    bool remarks;         /* --remarks: say when a fused group is split back (graph_plan_fuse.c) */
 } GpGraph;
 
 /* --- graph_plan.c ----------------------------------------------------------------------------- */
@@ -113,7 +113,7 @@ typedef struct GpGraph {
 Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
                 SrcLoc loc);
 /* The fused instance g->fuse->fresh, spliced: shared from now on by equal groups (commit), or removed from
- * the module after a fallback (discard). */
+ * the module after an error (discard). */
 void gp_kernel_commit(GpGraph *g);
 void gp_kernel_discard(GpGraph *g);
 /* The lang/std fn `fn` on f32 scalars (GpInstantiator.fn), instantiated into the module on first request
