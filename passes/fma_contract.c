@@ -13,8 +13,8 @@
  *
  * This pass is the FMA policy's only point of decision: the LLVM lowering never sets `contract`
  * (or any fast-math) flags and turns `fma` into llvm.fma, so the GPU and the host emulator run
- * exactly the same roundings. The driver leaves the pass out for --fma=off
- * (PASS_CODEGEN_PIPELINE_NO_FMA). See docs/passes/fma-contract.md. */
+ * exactly the same roundings. The driver disables the pass for --fma=off (its codegen-passes
+ * stage). See docs/passes/fma-contract.md. */
 #include "pass_util.h"
 
 typedef struct Fma {

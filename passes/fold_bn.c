@@ -9,6 +9,7 @@
  * never scaled twice, and a conv whose result feeds two batch_norms is left alone. */
 #include <string.h>
 #include "graph_passes.h"
+#include "pass.h"
 
 static bool is_param(const Value *v) {
     if (v->def) return false;
@@ -81,7 +82,7 @@ static void fold(Func *g, Op *conv, Op *bn) {
     ir_op_unlink(bn);
 }
 
-int pass_fold_bn(Func *g, DiagEngine *d, bool remarks) {
+int graph_fold_bn(Func *g, DiagEngine *d, bool remarks) {
     int folds = 0;
     Op *next;
     for (Op *op = g->body.block->first; op; op = next) {
@@ -99,4 +100,11 @@ int pass_fold_bn(Func *g, DiagEngine *d, bool remarks) {
         if (remarks) diag_remark(d, op->loc, "folded batch_norm into conv2d");
     }
     return folds;
+}
+
+bool pass_fold_bn(IrModule *m, PassContext *ctx) {
+    int folds = 0;
+    for (Func *g = m->first; g; g = g->next)
+        if (g->kind == FUNC_GRAPH) folds += graph_fold_bn(g, ctx->diag, ctx->remarks);
+    return folds > 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "fuse_row.h"
 #include "graph_passes.h"
+#include "pass.h"
 #include "../support/arena.h"
 #include "../ir/graph_kinds.h"
 
@@ -84,6 +85,13 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         if (si >= an)
             return arena_printf(a, "its other operand %s is computed after %s, the first op of kernel %d", vname(a, s),
                                 short_name(f->ops[an]), f->group[an]);
+    }
+    for (int i = 0; i < c->num_operands; i++) {
+        const Value *s = c->operands[i];
+        if (s != r && !graph_side_fits(f->ops[an], c, s))
+            return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
+                                "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
+                                vname(a, s), short_name(f->ops[an]), f->group[an]);
     }
     if (f->members[an] >= FUSE_MAX_CONSUMERS)
         return arena_printf(a, "kernel %d already has %d pointwise consumers (register pressure)", f->group[an],
@@ -204,7 +212,7 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     }
 }
 
-int pass_fuse(Func *g, DiagEngine *d, bool remarks) {
+int graph_fuse(Func *g, DiagEngine *d, bool remarks) {
     Fuse f = {.g = g};
     for (Op *op = g->body.block->first; op; op = op->next) f.n += ir_op_info[op->kind].level == IR_LEVEL_GRAPH;
     Arena *a = arena_new();
@@ -225,4 +233,15 @@ int pass_fuse(Func *g, DiagEngine *d, bool remarks) {
     if (remarks) remark_all(&f, a, d);
     arena_free(a);
     return graph_kernel_count(g, NULL);
+}
+
+/* Every graph of the module gets its groups (the attribute changes whatever its old value was). */
+bool pass_fuse(IrModule *m, PassContext *ctx) {
+    bool any = false;
+    for (Func *g = m->first; g; g = g->next)
+        if (g->kind == FUNC_GRAPH) {
+            graph_fuse(g, ctx->diag, ctx->remarks);
+            any = true;
+        }
+    return any;
 }

@@ -1,11 +1,11 @@
-/* The graph-level passes of docs/graphs.md section 7, run by the driver on every FUNC_GRAPH between
- * sema/import and the lowering (driver/graph_plan.h):
+/* The graph-level passes of docs/graphs.md section 7, on one FUNC_GRAPH, between sema/import and the
+ * lowering (lower/graph_plan.h):
  *
  *   fold-bn (fold_bn.c)  conv2d -> batch_norm becomes conv2d(x, bn_fold_weight(w..), bn_fold_bias(..))
  *   fuse    (fuse.c)     every op gets `group = G`; the ops of one group become one kernel
  *
- * They are not in passes.def: that pipeline runs on tile IR after the lowering, when no graph is
- * left. Both report decisions as remarks (when `remarks` is set) at the op concerned, and never fail on
+ * Both are registered in passes.def at level GRAPH (pass_fold_bn, pass_fuse: every graph of the
+ * module, through the pass manager); these are their per-graph entries. Both report decisions as remarks (when `remarks` is set) at the op concerned, and never fail on
  * a well-formed graph: a pattern they cannot handle is left as it is (with a remark saying why). */
 #ifndef TILEC_GRAPH_PASSES_H
 #define TILEC_GRAPH_PASSES_H
@@ -16,15 +16,29 @@
 /* A group may hold at most this many pointwise consumers after its anchor (register pressure:
  * docs/passes/fuse.md says why 8). */
 #define FUSE_MAX_CONSUMERS 8
+/* The elementwise std kernels (std_unary, std_binary) view tensors at this rank; above it the lowering
+ * collapses a tensor to one dim (lang/std/elementwise.tile). */
+#define GRAPH_ELEMWISE_RANK 6
+/* The highest tensor rank a graph lowers. */
+#define GRAPH_MAX_RANK 8
 
 /* fold-bn on graph g: rewrites every foldable conv2d -> batch_norm pair (section 7's conditions) and
  * removes the batch_norm. New ops live in g's module arena. Returns the number of folds. */
-int pass_fold_bn(Func *g, DiagEngine *d, bool remarks);
+int graph_fold_bn(Func *g, DiagEngine *d, bool remarks);
 
 /* fuse on graph g: sets the int attribute `group` on every op of g (replacing any earlier one) and
  * reports every fusion taken or refused. Returns the number of kernels (see graph_kernel_count). */
-int pass_fuse(Func *g, DiagEngine *d, bool remarks);
+int graph_fuse(Func *g, DiagEngine *d, bool remarks);
 
+/* The runs of the result's dims that the kernel of anchor writes collapsed into one dim each (fuse_view.c):
+ * run i ends at run_end[i] (runs are consecutive from dim 0; run_end needs rank + 1 slots). Returns the
+ * number of runs. The lowering's output views (lower/graph_plan_ops.c) are these. */
+int graph_output_runs(const Op *anchor, int *run_end);
+/* Whether side input s of pointwise op c, in a chain anchored at anchor (whose result shape the chain
+ * keeps), can be read at the anchor's output indices: over each run, s (numpy-aligned to the result, or
+ * per channel for batch_norm's statistics) has the result's dims throughout or 1s throughout. The fuse
+ * pass refuses a consumer with a side input that does not fit; the lowering relies on it. */
+bool graph_side_fits(const Op *anchor, const Op *c, const Value *s);
 /* Whether op is a prepare op: every operand is a param of its graph or the result of a prepare op
  * (such ops run once, when the params are bound). */
 bool graph_op_is_prepare(const Op *op);

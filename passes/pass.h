@@ -18,12 +18,19 @@ typedef struct PassContext {
                             (0 = 3; 1 = off; passes/pipeline.c) */
 } PassContext;
 
-#define PASS(name, entry, summary) bool pass_##entry(IrModule *m, PassContext *ctx);
+#define PASS(name, entry, level, summary) bool pass_##entry(IrModule *m, PassContext *ctx);
 #include "passes.def"
+
+/* What a pass runs on (passes.def's level column). */
+typedef enum PassLevel {
+    PASS_LEVEL_GRAPH, /* the graphs, before graph lowering */
+    PASS_LEVEL_TILE,  /* the kernels and device functions, after graph lowering */
+} PassLevel;
 
 typedef struct PassInfo {
     const char *name;
     bool (*run)(IrModule *m, PassContext *ctx);
+    PassLevel level;
     const char *summary;
 } PassInfo;
 
@@ -35,18 +42,8 @@ extern const int pass_registry_count;
 /* NULL when no pass has that name. */
 const PassInfo *pass_find(const char *name);
 
-/* The default pipeline run by tilec when --passes is not given (fuse-loops and promote, then a
- * clean-up, do nothing in kernels without scratch buffers). */
-#define PASS_DEFAULT_PIPELINE "inline,canonicalize,constfold,cse,fuse-loops,promote,cse,dce"
-/* Run after the default pipeline when code is generated (--emit=llvm|ptx|obj|meta): barriers for
- * scratch buffers left in shared memory, variants, FMA contraction (dropped with --fma=off),
- * software pipelining of loops that feed dot (before layout: its copies get layouts too), layouts,
- * then clean-up. */
-#define PASS_CODEGEN_PIPELINE "insert-barriers,specialize,fma-contract,pipeline,layout,remove-converts,cse,dce"
-#define PASS_CODEGEN_PIPELINE_NO_FMA "insert-barriers,specialize,pipeline,layout,remove-converts,cse,dce"
-
 typedef struct PassManagerOptions {
-    const char *pipeline;       /* comma-separated pass names */
+    const char *pipeline;       /* comma-separated pass names (NULL or "": none) */
     const char *print_before;   /* comma-separated pass names, or NULL */
     const char *print_after;    /* comma-separated pass names, or NULL */
     bool print_after_all;
@@ -58,8 +55,9 @@ typedef struct PassManagerOptions {
     FILE *dump;                 /* where --print-* and --time-passes output go (stderr by default) */
 } PassManagerOptions;
 
-/* Runs the pipeline. Unknown pass names (in any list) are reported with a closest-name suggestion
- * before anything runs. Returns false when a pass name was bad, or a pass or the verifier
+/* Runs the pipeline: a graph-level pass on the graphs of m, a tile-level pass with the graphs (and the
+ * fns their graph.map ops apply) hidden. Unknown pass names (in any list) are reported with a
+ * closest-name suggestion before anything runs. Returns false when a pass name was bad, or a pass or the verifier
  * reported an error (the IR must then not be emitted). */
 bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *ctx);
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 const PassInfo pass_registry[] = {
-#define PASS(name, entry, summary) {name, pass_##entry, summary},
+#define PASS(name, entry, level, summary) {name, pass_##entry, PASS_LEVEL_##level, summary},
 #include "passes.def"
 };
 const int pass_registry_count = (int)(sizeof pass_registry / sizeof pass_registry[0]);
@@ -265,7 +265,7 @@ bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *
     SrcLoc none = {0};
     FILE *dump = opt->dump ? opt->dump : stderr;
     Names pipe, before, after, disabled;
-    names_split(opt->pipeline ? opt->pipeline : PASS_DEFAULT_PIPELINE, &pipe);
+    names_split(opt->pipeline, &pipe);
     names_split(opt->print_before, &before);
     names_split(opt->print_after, &after);
     names_split(opt->disable, &disabled);
@@ -285,10 +285,14 @@ bool pass_run_pipeline(IrModule *m, const PassManagerOptions *opt, PassContext *
         if (names_has(&before, p->name)) dump_ir(dump, "Before", p->name, m, opt->print_locations);
         int errs = diag_error_count(d);
         double t0 = now_ms();
-        HiddenGraphs hidden;
-        hide_graphs(m, &hidden);
-        p->run(m, ctx);
-        restore_graphs(m, &hidden);
+        if (p->level == PASS_LEVEL_GRAPH) {
+            p->run(m, ctx);
+        } else {
+            HiddenGraphs hidden;
+            hide_graphs(m, &hidden);
+            p->run(m, ctx);
+            restore_graphs(m, &hidden);
+        }
         double t1 = now_ms();
         tnames[nt] = p->name;
         tms[nt++] = t1 - t0;

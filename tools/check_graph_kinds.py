@@ -10,9 +10,10 @@ Two rules over the C sources and the grammar (tests excluded):
   2. in the graph layer (graph/, onnx/, the graph lowering, the graph passes, the graph verifier, sema's
      graph ops), no string literal spells a kind name unless it is also a tile op of ir/ops.def or a
      name those files use for something else (listed below with the reason).
-  3. every unary and binary kind K has its fn std_K in lang/std/elementwise.tile (its only formula), and
-     the std kernels std_unary / std_binary (lang/std/elementwise.tile) dispatch OP code k to the fn of
-     the class's k-th row: their OP codes are the table's order, not a second list.
+  3. every unary and binary kind K has its fn std_K in lang/std/elementwise.tile (its only formula);
+     std_unary dispatches nothing (the lowering splices the kind's fn at its store, so a new unary kind
+     needs no case there), and std_binary dispatches OP code k to the fn of the binary class's k-th row:
+     its OP codes are the table's order, not a second list.
 Prints every offending line as FILE:LINE: ... and exits 1, or prints a summary and exits 0."""
 import os
 import re
@@ -32,11 +33,11 @@ tile_ops = set(re.findall(r'^OP\(\w+,\s*"([^"]+)"', open(os.path.join(root, "ir/
 # (Clip's "min"/"max"), shape-expression functions (shape_expr.c's max/min), the std kernel's bool.
 other_meaning = {"max", "min", "mean", "sum"}
 
-graph_layer = re.compile(r'^(graph/|onnx/|driver/graph_|passes/(fuse|fold_bn|graph_)|ir/verify_ops\.c|'
+graph_layer = re.compile(r'^(graph/|onnx/|lower/|passes/(fuse|fold_bn|graph_)|ir/verify_ops\.c|'
                          r'frontend/sema_graph)')
 bad = []
 nfiles = 0
-for d in ["support", "ir", "graph", "frontend", "passes", "driver", "backend", "onnx", "runtime", "tools", "include"]:
+for d in ["support", "ir", "graph", "frontend", "passes", "lower", "driver", "backend", "onnx", "runtime", "tools", "include"]:
     for dirpath, _, files in os.walk(os.path.join(root, d)):
         for f in files:
             if not f.endswith((".c", ".h", ".y", ".l")):
@@ -67,7 +68,10 @@ if os.path.isdir(std):
                 bad.append(f"lang/std/elementwise.tile: no fn std_{name} for the {cls.lower()} kind '{name}'")
     ew = os.path.join(std, "elementwise.tile")
     text = open(ew).read() if os.path.exists(ew) else ""
-    for kernel, cls in (("std_unary", "UNARY"), ("std_binary", "BINARY")):
+    m = re.search(r'kernel std_unary\(.*?\n}', text, re.S)
+    if m and re.search(r'\bOP\b', m.group(0)):
+        bad.append("lang/std/elementwise.tile: std_unary dispatches on OP; unary kinds are spliced as their fns")
+    for kernel, cls in (("std_binary", "BINARY"),):
         m = re.search(r'kernel ' + kernel + r'\(.*?\n}', text, re.S)
         if not m:
             bad.append(f"lang/std/elementwise.tile: no kernel {kernel}")

@@ -207,11 +207,13 @@ static StdModule std_modules[128];
 static int std_nmodules;
 static double std_compile_seconds;
 
-/* The module holding `kernel` of lang/std/<file> compiled with the defines ("NAME=VALUE" strings,
- * NULL-terminated; T is added from dt); NULL (and a failed check) when it does not compile. */
-static TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const char *const *defines) {
+/* The module holding `kernel` of lang/std/<file>, followed by the source text extra (NULL: none; a test
+ * kernel that calls the file's fns), compiled with the defines ("NAME=VALUE" strings, NULL-terminated;
+ * T is added from dt); NULL (and a failed check) when it does not compile. */
+static TlrtModule *std_kernel_with(const char *file, const char *extra, const char *kernel, Dt dt,
+                                   const char *const *defines) {
     char key[512];
-    int kl = snprintf(key, sizeof key, "%s %s T=%s", file, kernel, dt_names[dt]);
+    int kl = snprintf(key, sizeof key, "%s%s %s T=%s", file, extra ? "+test" : "", kernel, dt_names[dt]);
     for (int i = 0; defines && defines[i]; i++) kl += snprintf(key + kl, sizeof key - (size_t)kl, " %s", defines[i]);
     for (int i = 0; i < std_nmodules; i++)
         if (strcmp(std_modules[i].key, key) == 0) return std_modules[i].m;
@@ -221,6 +223,16 @@ static TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const
     char *src = read_file(path, &len);
     CHECK(src != NULL);
     if (!src) return NULL;
+    if (extra) {
+        size_t el = strlen(extra);
+        char *both = malloc(len + el + 2);
+        memcpy(both, src, len);
+        both[len] = '\n';
+        memcpy(both + len + 1, extra, el + 1);
+        free(src);
+        src = both;
+        len += el + 1;
+    }
     TlDefine defs[24];
     char buf[24][64];
     int nd = 0;
@@ -267,6 +279,10 @@ static TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const
         std_modules[std_nmodules++].m = m;
     }
     return m;
+}
+
+static TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const char *const *defines) {
+    return std_kernel_with(file, NULL, kernel, dt, defines);
 }
 
 /* emu_util.h's compile_tile takes at most 8 defines and compiles every kernel of a file; std_kernel

@@ -1,8 +1,7 @@
 /* Differential testing of the passes with the reference interpreter (ir/interp.h): every zoo kernel
  * (the .tile files of tests/zoo), the conv-BN-ReLU-add example and a kernel with device functions and control
- * flow are lowered by the frontend alone, then the passes
- *     inline, canonicalize, constfold, cse, dce, specialize, fma-contract, layout, remove-converts
- * run one at a time; after each, the kernel (and, once `specialize` added it, its variant) runs
+ * flow are lowered by the frontend alone, then every registered pass (passes/passes.def, in its order;
+ * the graph-level ones find no graph here and must leave the kernels alone) runs one at a time; after each, the kernel (and, once `specialize` added it, its variant) runs
  * on the same inputs as before the pass, every output buffer poisoned (0xFF bytes: NaN for
  * floats, -1 for integers) first, and all buffers must come out as before the pass:
  *   - bit for bit after every pass but fma-contract;
@@ -15,9 +14,7 @@
 #include "interp_util.h"
 #include "passes/pass.h"
 
-static const char *const passes[] = {"inline", "canonicalize", "constfold", "cse", "dce",
-                                     "specialize", "fma-contract", "layout", "remove-converts"};
-enum { NPASSES = sizeof passes / sizeof passes[0], MAXB = 10, MAXA = 12 };
+enum { MAXB = 10, MAXA = 12 };
 
 /* A buffer: element type, element count, how it is filled: 'r' uniform in [lo, hi), 'i' random
  * integers in [lo, hi), 'z' zeros, 'o' an output (poisoned before every run). */
@@ -263,16 +260,17 @@ static int run_case(const Case *c, Rng *rng) {
     for (int i = 0; prev && i < b.n; i++)
         if (b.spec[i]->fill == 'o') CHECK(memcmp(b.data[i], b.init[i], b.bytes[i]) != 0);
     PassContext ctx = {.diag = g.d};
-    for (int p = 0; prev && p < NPASSES; p++) {
-        PassManagerOptions pm = {.pipeline = passes[p], .verify_each = true};
+    for (int p = 0; prev && p < pass_registry_count; p++) {
+        const char *pass = pass_registry[p].name;
+        PassManagerOptions pm = {.pipeline = pass, .verify_each = true};
         if (!pass_run_pipeline(m, &pm, &ctx)) {
             char *msg = diags_take(&g);
-            fprintf(stderr, "%s: pass '%s' failed:\n%s", c->kernel, passes[p], msg);
+            fprintf(stderr, "%s: pass '%s' failed:\n%s", c->kernel, pass, msg);
             free(msg);
             CHECK(false);
             break;
         }
-        bool exact = strcmp(passes[p], "fma-contract") != 0;
+        bool exact = strcmp(pass, "fma-contract") != 0;
         unsigned char *now = NULL;
         /* the kernel and every variant of it (specialize) */
         for (Func *f = m->first; f; f = f->next) {
@@ -281,7 +279,7 @@ static int run_case(const Case *c, Rng *rng) {
             if (f->kind != FUNC_KERNEL || !mine) continue;
             unsigned char *got = run(c, f, &b, &g);
             char what[160];
-            snprintf(what, sizeof what, "after '%s' (kernel '%s')", passes[p], f->name);
+            snprintf(what, sizeof what, "after '%s' (kernel '%s')", pass, f->name);
             CHECK(got != NULL);
             CHECK(got && same(c, &b, prev, got, exact, what, &inexact));
             if (!strcmp(f->name, c->kernel)) {

@@ -1,7 +1,9 @@
 /* The standard ops of lang/std (docs/graphs.md section 3) in the SIMT emulator, against float64 C
  * references, with the kernel names, parameters and grids of that table (what graph lowering
  * launches). Per kernel, several attribute sets:
- *   std_unary: every OP (NaN and infinities in the input), f16/bf16 for a few, a 6-D permuted view;
+ *   the unary fns std_<kind> of lang/std/elementwise.tile (every unary kind of ir/graph_ops.def, NaN and
+ *     infinities in the input, f16/bf16 for a few, a 6-D permuted view), each called by a test kernel
+ *     with std_unary's indexing; std_unary itself (a copy, the lowering splicing the fn at its store);
  *   std_binary: every OP with NaN operands (pow with negative bases, integer exponents, 0 and 1),
  *     [C,1,1] vs [N,C,H,W], a [1] scalar broadcast, both operands broadcast, f16/bf16;
  *   std_batch_norm: [N, C, L], [N, C] (L = 1), NHWC through a strided view, f16;
@@ -40,7 +42,7 @@
 
 #define DEF(buf, name, v) (snprintf(buf, sizeof buf, "%s=%lld", name, (long long)(v)), buf)
 
-/* ------------------------------------------------------------------ std_unary */
+/* ------------------------------------------------------------------ the unary fns, std_unary */
 
 static const char *const unary_names[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
                                           "tanh", "neg", "abs", "exp", "sqrt", "identity"};
@@ -63,11 +65,31 @@ static double ref_unary(int op, double v, double a0, double a1) {
     }
 }
 
-/* y = op(x) over a 6-D tensor d; x stored reversed (its view is a full transpose) when `permuted`. */
+/* A kernel that applies fn std_<name> of elementwise.tile to every element of a 6-D view (std_unary's
+ * walk): the graph lowering splices the same fn at std_unary's store (or a producer's). */
+static const char *unary_test_kernel(const char *name) {
+    static char src[1400];
+    snprintf(src, sizeof src,
+             "kernel t_%s(x: tensor<T>[D0, D1, D2, D3, D4, D5], y: tensor<T>[D0, D1, D2, D3, D4, D5], a0: f32, a1: f32,\n"
+             "            const T: dtype = f32, const BLOCK: i32 = 1024) {\n"
+             "    let lin = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+             "    let r5 = lin / D5;\n    let r4 = r5 / D4;\n    let r3 = r4 / D3;\n    let r2 = r3 / D2;\n"
+             "    let i5 = lin %% D5;\n    let i4 = r5 %% D4;\n    let i3 = r4 %% D3;\n    let i2 = r3 %% D2;\n"
+             "    let i1 = r2 %% D1;\n    let i0 = r2 / D1;\n"
+             "    y[i0, i1, i2, i3, i4, i5] = std_%s(x[i0, i1, i2, i3, i4, i5] as f32, a0, a1) as T;\n"
+             "}\n",
+             name, name);
+    return src;
+}
+
+/* y = op(x) over a 6-D tensor d; x stored reversed (its view is a full transpose) when `permuted`.
+ * op < 0: std_unary itself (a copy). */
 static void run_unary(int op, Dt dt, const int64_t d[6], bool permuted, double a0, double a1) {
-    char opdef[32];
-    const char *defs[] = {DEF(opdef, "OP", op), NULL};
-    TlrtModule *m = std_kernel("elementwise.tile", "std_unary", dt, defs);
+    char kname[64];
+    if (op < 0) snprintf(kname, sizeof kname, "std_unary");
+    else snprintf(kname, sizeof kname, "t_%s", unary_names[op]);
+    TlrtModule *m = op < 0 ? std_kernel("elementwise.tile", "std_unary", dt, NULL)
+                           : std_kernel_with("elementwise.tile", unary_test_kernel(unary_names[op]), kname, dt, NULL);
     size_t n = 1;
     for (int i = 0; i < 6; i++) n *= (size_t)d[i];
     Tensor x = t_rand(dt, n, -3, 3), y = t_new(dt, n);
@@ -82,10 +104,10 @@ static void run_unary(int op, Dt dt, const int64_t d[6], bool permuted, double a
     }
     TlrtArg args[] = {t_view(&x, 6, d, permuted ? xs : NULL), t_view(&y, 6, d, NULL), tlrt_arg_f32((float)a0),
                       tlrt_arg_f32((float)a1)};
-    const char *name = casename("std_unary %s %s [%lld,%lld,%lld,%lld,%lld,%lld]%s", unary_names[op], dt_names[dt],
+    const char *name = casename("%s %s [%lld,%lld,%lld,%lld,%lld,%lld]%s", op < 0 ? "std_unary (copy)" : kname, dt_names[dt],
                                 (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4],
                                 (long long)d[5], permuted ? " x transposed" : "");
-    if (std_launch(m, "std_unary", cdiv((int64_t)n, 1024), 1, 1, args, 4)) {
+    if (std_launch(m, kname, cdiv((int64_t)n, 1024), 1, 1, args, op < 0 ? 2 : 4)) {
         double *want = malloc(n * sizeof *want);
         size_t i = 0;
         for (int64_t i0 = 0; i0 < d[0]; i0++)
@@ -98,7 +120,7 @@ static void run_unary(int op, Dt dt, const int64_t d[6], bool permuted, double a
                                 if (permuted)
                                     xi = (size_t)(i0 * xs[0] + i1 * xs[1] + i2 * xs[2] + i3 * xs[3] + i4 * xs[4] +
                                                   i5 * xs[5]);
-                                want[i] = ref_unary(op, x.h[xi], (float)a0, (float)a1);
+                                want[i] = op < 0 ? x.h[xi] : ref_unary(op, x.h[xi], (float)a0, (float)a1);
                             }
         compare(name, &y, want, NULL, 0, RTOL_ELEM);
         free(want);
@@ -117,6 +139,9 @@ static void test_unary(void) {
     run_unary(5, F16, d, false, 0, 0);
     run_unary(4, BF16, d, false, 0, 0);
     run_unary(2, BF16, d, false, -1, 1);
+    run_unary(-1, F32, d, false, 0, 0);
+    run_unary(-1, F32, odd, true, 0, 0);
+    run_unary(-1, BF16, d, false, 0, 0);
 }
 
 /* ------------------------------------------------------------------ std_binary */

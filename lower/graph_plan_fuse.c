@@ -5,12 +5,13 @@
  * (GpFuse) and its result buffer is the group's last result. Then the chain is spliced into that instance
  * (graph_epilogue.c) and the side inputs are appended to the launch as views that index like the anchor's
  * output view: same alias (dims collapsed alike), same perm, same broadcast shape.
- * Where a side input cannot be viewed so (a broadcast that an alias would have to split), the plan is
- * rolled back and the group lowered one kernel per op: slower, never wrong.
+ * The fuse pass made the group only where every side input can be viewed so (graph_side_fits,
+ * passes/fuse_view.c, the same rule as side_view below): a group it cannot lower as one kernel (a
+ * hand-written `group` in IR text) is an error at the op, never a silent split.
  * An op whose operands are all params or pbuffers is a prepare: pbuffer results, `prepare` records. */
 #include <stdint.h>
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
 
@@ -127,8 +128,8 @@ typedef struct Side {
 } Side;
 
 /* The group's members after the anchor, each the previous one's only use; their steps and side inputs.
- * -1 after an error (a group the fuse pass must not make), 0 when it cannot be fused here, 1 when it can. */
-static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, int *nsides, StrBuf *key,
+ * false after an error (a group the fuse pass does not make). */
+static bool plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, int *nsides, StrBuf *key,
                       StrBuf *suffix) {
     Value *prev = &mem[0]->results[0];
     const Type *rt = prev->type;
@@ -139,9 +140,9 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
         if (op->kind != OP_G_UNARY && op->kind != OP_G_BINARY && op->kind != OP_G_BATCH_NORM && op->kind != OP_G_MAP) {
             diag_error(g->d, op->loc, "group %lld: '%s' is not a pointwise op, so it cannot follow the anchor in a "
                        "group (docs/graphs.md section 7)", (long long)ir_op_attr_int(op, "group", -1), op_name(op));
-            return -1;
+            return false;
         }
-        if (!gp_pointwise_step(g, op, s)) return -1;
+        if (!gp_pointwise_step(g, op, s)) return false;
         int chain = -1, uses = 0;
         for (int k = 0; k < op->num_operands; k++)
             if (op->operands[k] == prev) {
@@ -151,7 +152,7 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
         if (uses != 1 || (op->kind == OP_G_BATCH_NORM && chain != 0) || ir_count_uses(g->graph, prev) != 1) {
             diag_error(g->d, op->loc, "group %lld: '%s' must use the previous member's result once, as its only use "
                        "(docs/graphs.md section 7)", (long long)ir_op_attr_int(op, "group", -1), op_name(op));
-            return -1;
+            return false;
         }
         const Type *t = op->results[0].type;
         bool same_shape = t->kind == TY_TENSOR && t->rank == r;
@@ -160,9 +161,14 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
         if (!same_shape) {
             diag_error(g->d, op->loc, "group %lld: '%s' changes the shape of the chain (%s to %s)",
                        (long long)ir_op_attr_int(op, "group", -1), op_name(op), ir_type_str(g->m, rt), ir_type_str(g->m, t));
-            return -1;
+            return false;
         }
-        if (t != rt) return 0; /* another element type: the anchor's kernel stores its own T */
+        if (t != rt) {
+            diag_error(g->d, op->loc, "group %lld: '%s' changes the element type of the chain (%s to %s); the "
+                       "anchor's kernel stores its own", (long long)ir_op_attr_int(op, "group", -1), op_name(op),
+                       ir_type_str(g->m, rt), ir_type_str(g->m, t));
+            return false;
+        }
         s->chain = chain;
         s->side = *nsides;
         /* The kernel is named after the members (_relu, _bn, _hardswish), keyed by their calls. */
@@ -178,14 +184,18 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
                 diag_error(g->d, op->loc, "group %lld: operand %d of '%s' is computed inside the group or after its "
                            "anchor; a side input must exist before the anchor (docs/graphs.md section 7)",
                            (long long)ir_op_attr_int(op, "group", -1), k, op_name(op));
-                return -1;
+                return false;
             }
             GpTensor *X = gp_t(g, x);
-            if (X->rank > r) return 0;
+            if (!graph_side_fits(mem[0], op, op->operands[k])) {
+                diag_error(g->d, op->loc, "group %lld: operand %d of '%s' cannot be read at the output indices of "
+                           "the group's first op (docs/passes/fuse.md)", (long long)ir_op_attr_int(op, "group", -1), k,
+                           op_name(op));
+                return false;
+            }
             const char **dims = arena_calloc(g->a, (size_t)r + 1, sizeof *dims);
             for (int d = 0; d < r; d++) dims[d] = "1";
             if (op->kind == OP_G_BATCH_NORM) {
-                if (r < 2 || X->rank != 1) return 0;
                 dims[1] = X->dims[0]; /* per channel: [C] is [1, C, 1, ...] */
             } else {
                 for (int d = 0; d < X->rank; d++) dims[r - X->rank + d] = X->dims[d]; /* numpy: aligned right */
@@ -197,7 +207,7 @@ static int plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, i
         sb_putc(key, ';');
         prev = &op->results[0];
     }
-    return 1;
+    return true;
 }
 
 static bool lower_group(GpGraph *g, Op **mem, int n) {
@@ -205,15 +215,15 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     Side *sides = arena_calloc(g->a, (size_t)n * 4, sizeof *sides);
     int nsides = 0;
     StrBuf key = {0}, suffix = {0};
-    int can = plan_chain(g, mem, n, steps, sides, &nsides, &key, &suffix);
+    bool can = plan_chain(g, mem, n, steps, sides, &nsides, &key, &suffix);
     GpFuse fu = {.anchor = &mem[0]->results[0], .last = &mem[n - 1]->results[0],
                  .suffix = arena_strdup(g->a, sb_str(&suffix)), .key = arena_strdup(g->a, sb_str(&key))};
     sb_free(&key);
     sb_free(&suffix);
-    if (can < 0) return false;
-    if (can == 0 || mem[0]->kind == OP_G_RESHAPE || mem[0]->kind == OP_G_BN_FOLD_W || mem[0]->kind == OP_G_BN_FOLD_B)
+    if (!can) return false;
+    if (mem[0]->kind == OP_G_RESHAPE || mem[0]->kind == OP_G_BN_FOLD_W || mem[0]->kind == OP_G_BN_FOLD_B)
         return lower_each(g, mem, n);
-    int ntensors = g->tensors.len, nlaunches = g->launches.len, nvalues = g->values.len, temp = g->next_temp;
+    int nlaunches = g->launches.len;
     g->fuse = &fu;
     bool ok = gp_lower_op(g, mem[0]);
     if (!ok) {
@@ -238,20 +248,13 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     }
     if (fits && fu.fresh) fits = gp_epilogue(g->m, fu.fresh, out, steps, n - 1, elems, nsides);
     if (!fits) {
-        /* The fuse pass's "fused" remark for these ops no longer holds: say so, where it was said. */
-        if (g->remarks)
-            diag_report(g->d, DIAG_REMARK, mem[0]->loc,
-                        "not fused after all: kernel %s: a side input cannot be indexed like the result of %s "
-                        "(%d ops lowered one kernel each)",
-                        ir_op_attr(mem[0], "group") ? arena_printf(g->a, "%lld", (long long)ir_op_attr(mem[0], "group")->i) : "?",
-                        op_name(mem[0]), n);
+        /* graph_side_fits said these views exist: the rule and the views disagree (a compiler bug). */
+        diag_error(g->d, mem[0]->loc, "internal error: group %lld cannot be lowered as one kernel: a side input cannot "
+                   "be indexed like the result of %s (passes/fuse_view.c and lower/graph_plan_ops.c disagree)",
+                   (long long)ir_op_attr_int(mem[0], "group", -1), op_name(mem[0]));
         gp_kernel_discard(g);
         g->fuse = NULL;
-        g->tensors.len = ntensors;
-        g->launches.len = nlaunches;
-        g->values.len = g->value_tensor.len = nvalues;
-        g->next_temp = temp;
-        return lower_each(g, mem, n);
+        return false;
     }
     if (fu.fresh) gp_kernel_commit(g);
     g->fuse = NULL;

@@ -1,6 +1,6 @@
 /* Internals of graph lowering, shared by its files (not a public interface):
  *
- *   graph_plan.c          the module driver: std sources, kernel instances, a graph's arguments and results
+ *   graph_plan.c          the module driver: kernel instances, a graph's arguments and results
  *   graph_plan_tensors.c  tensors, names, buffers, aliases, launches and their arguments
  *   graph_plan_expr.c     shape expressions as plan text (products, cdiv), folded where literal
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
@@ -12,15 +12,15 @@
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
  * launches whose arguments name tensors by index. Everything lives in one arena per gp_lower_module
  * call. */
-#ifndef TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
-#define TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
-#include "driver/graph_plan.h"
-#include "frontend/ast.h"
+#ifndef TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
+#define TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
+#include "lower/graph_plan.h"
 #include "ir/graph_kinds.h"
+#include "passes/graph_passes.h"
 
 /* The std kernels' views have at most 6 dims (std_unary, std_binary). */
-#define GP_MAX_RANK 8
-#define GP_ELEMWISE_RANK 6
+#define GP_MAX_RANK GRAPH_MAX_RANK
+#define GP_ELEMWISE_RANK GRAPH_ELEMWISE_RANK
 
 /* PBUFFER: a prepare's result, device memory that persists across runs (docs/graphs.md section 7). */
 typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS, GP_PBUFFER } GpTensorKind;
@@ -104,7 +104,6 @@ typedef struct GpGraph {
                                                the fused instance's key and name */
     bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
     PtrVec done;          /* Op*: group members already lowered with their anchor */
-    bool remarks;         /* --remarks: say when a fused group is split back (graph_plan_fuse.c) */
 } GpGraph;
 
 /* --- graph_plan.c ----------------------------------------------------------------------------- */
@@ -114,10 +113,10 @@ typedef struct GpGraph {
 Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
                 SrcLoc loc);
 /* The fused instance g->fuse->fresh, spliced: shared from now on by equal groups (commit), or removed from
- * the module after a fallback (discard). */
+ * the module after an error (discard). */
 void gp_kernel_commit(GpGraph *g);
 void gp_kernel_discard(GpGraph *g);
-/* The lang/std fn `fn` on f32 scalars (sema_instantiate_fn), instantiated into the module on first request
+/* The lang/std fn `fn` on f32 scalars (GpInstantiator.fn), instantiated into the module on first request
  * and shared afterwards: the pointwise formulas the epilogues call. NULL after an error (a note at loc). */
 Func *gp_std_fn(GpGraph *g, const char *fn, SrcLoc loc);
 /* An integer const of an instance (its value after defaults): BLOCK sizes for grids. Reports an internal

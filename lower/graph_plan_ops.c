@@ -3,7 +3,7 @@
  * broadcasting and rank padding, aliases for collapsing dims), and the grid from the kernel's grid rule
  * with the instance's tile sizes. */
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 /* ------------------------------------------------------------ attributes */
 
@@ -222,30 +222,13 @@ static bool lower_batch_norm(GpGraph *g, Op *op) {
     return true;
 }
 
-static bool unary_launch(GpGraph *g, int x, int y, const char *T, int code, double a0, double a1, SrcLoc loc) {
-    const char *values[] = {T, itoa_a(g, code)};
-    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, loc);
-    GpLaunch *l;
-    if (!k || !elementwise(g, k, &x, 1, y, loc, &l)) return false;
-    gp_arg_f32(g, l, a0);
-    gp_arg_f32(g, l, a1);
-    return true;
-}
-
-static bool lower_unary(GpGraph *g, Op *op) {
-    int code = attr_kind(g, op);
-    double alpha, beta;
-    if (code < 0 || !attr_f64(g, op, "alpha", 0.0, &alpha) || !attr_f64(g, op, "beta", 0.0, &beta)) return false;
-    int x = operand(g, op, 0, 1, GP_MAX_RANK);
-    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
-    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
-    return y >= 0 && unary_launch(g, x, y, T, code, alpha, beta, op->loc);
-}
-
+/* std_unary alone: a copy of src into a fresh buffer. */
 int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
     GpTensor *S = gp_t(g, src);
     int y = gp_new_buffer(g, name, S->dtype, S->rank, S->dims);
-    return unary_launch(g, src, y, S->dtype, graph_kind(GK_IDENTITY)->code, 0.0, 0.0, loc) ? y : -1;
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T"}, (const char *[]){S->dtype}, 1, loc);
+    GpLaunch *l;
+    return k && elementwise(g, k, &src, 1, y, loc, &l) ? y : -1;
 }
 
 static bool lower_binary(GpGraph *g, Op *op) {
@@ -501,9 +484,10 @@ void gp_map_key(GpGraph *g, const GpStep *s, const char **key, const char **suff
     *suffix = sfx;
 }
 
-/* graph.map unfused: std_unary as a copy of operand 0 (OP identity), with the fn's call spliced at its store
- * (graph_epilogue.c) and the other operands as side inputs viewed like operand 0. As the anchor of a fused
- * group the same instance gets the group's chain spliced after it. */
+/* graph.map and graph.unary unfused: std_unary as a copy of operand 0, with the fn's call (the map's fn,
+ * or the kind's std_<kind>) spliced at its store (graph_epilogue.c) and the other operands as side inputs
+ * viewed like operand 0. As the anchor of a fused group the same instance gets the group's chain spliced
+ * after it. A unary kind's instance keeps the plain name std_unary__k (a map's is named after its fn). */
 static bool lower_map(GpGraph *g, Op *op) {
     GpStep step;
     if (!gp_pointwise_step(g, op, &step)) return false;
@@ -522,14 +506,14 @@ static bool lower_map(GpGraph *g, Op *op) {
     step.side = 0;
     const char *key, *suffix;
     gp_map_key(g, &step, &key, &suffix);
+    if (op->kind != OP_G_MAP) suffix = "";
     /* Alone, the map is a group of its own; as a group's anchor, its key joins the group's. */
     GpFuse own = {.anchor = &op->results[0], .last = &op->results[0], .suffix = suffix, .key = key};
     GpFuse *fu = g->fuse ? g->fuse : &own;
     bool alone = !g->fuse;
     g->fuse = fu;
     if (!alone) g->anchor_key = key, g->anchor_suffix = suffix;
-    const char *values[] = {T, itoa_a(g, graph_kind(GK_IDENTITY)->code)};
-    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T"}, &T, 1, op->loc);
     g->anchor_key = g->anchor_suffix = NULL;
     int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
     bool ok = block >= 1;
@@ -549,8 +533,6 @@ static bool lower_map(GpGraph *g, Op *op) {
     GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", op->loc);
     gp_arg_view(g, l, ev.in[0], NULL, 0, ev.shape, GP_ELEMWISE_RANK);
     gp_arg_view(g, l, ev.y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
-    gp_arg_f32(g, l, 0.0);
-    gp_arg_f32(g, l, 0.0);
     for (int i = 1; i < n; i++) gp_arg_view(g, l, ev.in[i], NULL, 0, ev.shape, GP_ELEMWISE_RANK);
     return true;
 }
@@ -581,7 +563,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     switch (op->kind) {
     case OP_G_CONV2D: return lower_conv2d(g, op);
     case OP_G_BATCH_NORM: return lower_batch_norm(g, op);
-    case OP_G_UNARY: return lower_unary(g, op);
+    case OP_G_UNARY: return lower_map(g, op);
     case OP_G_BINARY: return lower_binary(g, op);
     case OP_G_MATMUL: return lower_matmul(g, op);
     case OP_G_REDUCE: return lower_reduce(g, op);

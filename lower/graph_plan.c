@@ -1,13 +1,11 @@
-/* Graph lowering, the module driver: parses the std sources once, binds each graph's arguments, symbols
- * and results, lowers it op by op into tensors and launches (graph_plan_ops.c, graph_plan_tensors.c),
+/* Graph lowering, the module driver: std kernel instances (through the caller's GpInstantiator), binds
+ * each graph's arguments, symbols and results, lowers it op by op into tensors and launches (graph_plan_ops.c, graph_plan_tensors.c),
  * prints the plan (graph_plan_print.c) and removes the graphs.
  * Std kernel instances are shared by every graph of the module: one instance per (kernel, consts). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver/graph_plan_internal.h"
-#include "driver/std_sources.h"
-#include "frontend/sema.h"
+#include "lower/graph_plan_internal.h"
 
 typedef struct GpInstance {
     const char *decl;
@@ -16,36 +14,12 @@ typedef struct GpInstance {
 } GpInstance;
 
 struct GpStd {
-    AstProgram prog;  /* every std file's declarations, chained */
+    const GpInstantiator *in;
     PtrVec instances; /* GpInstance* */
     bool failed;      /* a std kernel had errors: reported once, later requests fail quietly */
 };
 
-/* ------------------------------------------------------------- std sources */
-
-/* One program out of every lang/std file: kernels in one file may call fns of another. Each file keeps
- * its own name, so an error in a std kernel points into that file. */
-static bool parse_std(GpStd *s, Arena *a, DiagEngine *d) {
-    if (tl_std_source_count == 0) {
-        diag_error(d, NOLOC, "graphs need the std kernels (lang/std/*.tile), and this libtilec was built without any");
-        return false;
-    }
-    int errors0 = diag_error_count(d);
-    AstDecl *last = NULL;
-    for (int i = 0; i < tl_std_source_count; i++) {
-        const char *file = diag_add_file(d, tl_std_sources[i].path, tl_std_sources[i].text);
-        AstProgram *p = ast_parse(a, d, file, tl_std_sources[i].text);
-        if (!p) continue;
-        if (!s->prog.file) s->prog.file = file;
-        for (AstDecl *x = p->decls; x; x = x->next) {
-            if (last) last->next = x;
-            else s->prog.decls = x;
-            last = x;
-            s->prog.ndecls++;
-        }
-    }
-    return diag_error_count(d) == errors0;
-}
+/* ------------------------------------------------------------- std instances */
 
 Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
                 SrcLoc loc) {
@@ -74,9 +48,7 @@ Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const ch
     }
     const char *name = arena_printf(g->a, "%s__%d", iname, same_decl);
     while (ir_func_find(g->m, name)) name = arena_printf(g->a, "%s__%d", iname, ++same_decl);
-    SemaDefine *defs = arena_calloc(g->a, (size_t)n + 1, sizeof *defs);
-    for (int i = 0; i < n; i++) defs[i] = (SemaDefine){names[i], values[i]};
-    Func *f = sema_instantiate(g->m, &s->prog, decl, name, defs, n, g->d);
+    Func *f = s->in->kernel(s->in->ctx, g->m, decl, name, names, values, n, g->d);
     if (!f) {
         diag_note(g->d, loc, "in the std kernel instance %s (%s) for this op", name, sb_str(&key));
         s->failed = true;
@@ -120,7 +92,7 @@ Func *gp_std_fn(GpGraph *g, const char *fn, SrcLoc loc) {
         GpInstance *in = s->instances.items[i];
         if (!strcmp(in->key, key)) return in->func;
     }
-    Func *f = sema_instantiate_fn(g->m, &s->prog, fn, g->d);
+    Func *f = s->in->fn(s->in->ctx, g->m, fn, g->d);
     if (!f) {
         diag_note(g->d, loc, "in the std fn %s for this op", fn);
         s->failed = true;
@@ -292,21 +264,21 @@ static void free_graph(GpGraph *g) {
     ptrvec_free(&g->done);
 }
 
-int gp_lower_module(IrModule *m, const char *only, bool remarks, DiagEngine *d, StrBuf *plan) {
+int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *in, DiagEngine *d, StrBuf *plan) {
     PtrVec graphs = {0};
     for (Func *f = m->first; f; f = f->next)
         if (f->kind == FUNC_GRAPH) ptrvec_push(&graphs, f);
     if (!graphs.len) return 0;
     int errors0 = diag_error_count(d), lowered = 0;
     Arena *a = arena_new();
-    GpStd std = {0};
+    GpStd std = {.in = in};
     bool wanted = false;
     for (int i = 0; only && i < graphs.len; i++) wanted |= !strcmp(((Func *)graphs.items[i])->name, only);
-    if (!only || wanted) std.failed = !parse_std(&std, a, d);
+    if (!only || wanted) std.failed = !in->open(in->ctx, d);
     for (int i = 0; i < graphs.len && !std.failed; i++) {
         Func *f = graphs.items[i];
         if (!only || !strcmp(f->name, only)) {
-            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f, .remarks = remarks};
+            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f};
             lowered += lower_graph(&g, plan);
             free_graph(&g);
         }
