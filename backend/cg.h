@@ -194,7 +194,9 @@ LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, c
 /* ---- tensor cores (docs/tensor-cores.md) */
 /* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and
  * b[K][N] with a row stride of (cols + 16 / element bytes) elements, so that the 8 rows an
- * ldmatrix reads fall in 8 different 16-byte bank groups. When operand `v` of a dot is the
+ * ldmatrix reads fall in 8 different 16-byte bank groups; or, for the pipelined stages of an
+ * mma.sync f16/bf16 dot, unpadded and XOR-swizzled (ir/smem_swizzle.h), which does the same for
+ * the reads and keeps the 16-byte cp.async writes conflict-free too. When operand `v` of a dot is the
  * `local_load` of one stage of a pipelined shared-memory buffer (passes/pipeline.c), the dot reads
  * it in place: returns true with *base (ptr addrspace(3)) = the address of element [0][0] and
  * *row_stride = elements between consecutive rows; false = the dot stages v itself

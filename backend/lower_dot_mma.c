@@ -1,18 +1,20 @@
 /* DOT %a[M,K], %b[K,N], %acc[M,N] on tensor cores (docs/tensor-cores.md 1-2).
  *
  * The accumulator is in #blocked<spt=[1,2],tpw=[8,4],wpc=[W0,W1],order=[1,0]> (the layout pass
- * chose it, ir/dot_mma.h): registers (2i..2i+1, 2j..2j+1) of a thread are c0..c3 of mma tile
- * (i, j) of its warp, whose 16 rows are {2i*8W0 + 8w0 + r} for r < 8 and {(2i+1)*8W0 + 8w0 + r-8}
- * for r >= 8, and whose 8 columns are j*8W1 + 8w1 + 0..7. The A fragment is read from exactly
- * those rows, so no data moves between the mma layout and the blocked one.
+ * chose it and the warp grid, ir/dot_mma.h): registers (2i..2i+1, 2j..2j+1) of a thread are c0..c3
+ * of mma tile (i, j) of its warp, whose 16 rows are {2i*8W0 + 8w0 + r} for r < 8 and
+ * {(2i+1)*8W0 + 8w0 + r-8} for r >= 8, and whose 8 columns are j*8W1 + 8w1 + 0..7. The A fragment
+ * is read from exactly those rows, so no data moves between the mma layout and the blocked one.
  *
- * Operands sit in shared memory row-major with padded rows (cg.h): a[M][K] with K + 16/esize
- * elements per row, b[K][N] with N + 16/esize. f16/bf16: A by ldmatrix.x4 (matrices rows 0-7 /
- * 8-15 x k 0-7 / 8-15: the a0..a3 registers of m16n8k16), B by ldmatrix.x2.trans on b[K][N]
- * (rows k 0-7 / 8-15 of the 8 columns; .trans gives each lane two k-consecutive elements of one
- * column, b0..b1). tf32 (m16n8k8): the four A and two B elements of each lane by plain ld.shared,
- * rounded by f32_to_tf32. One LLVM loop over K in steps of 16 (8); within a step every A fragment
- * is loaded once and reused across the N tiles, every B fragment across the M tiles. */
+ * Operands sit in shared memory row-major: a pipelined stage read in place, padded or XOR-swizzled
+ * (ir/smem_swizzle.h: the layout pass swizzles an f16/bf16 dot's stages), else staged here with
+ * padded rows (K + 16/esize, N + 16/esize elements). f16/bf16: A by ldmatrix.x4 (matrices rows 0-7
+ * / 8-15 x k 0-7 / 8-15: the a0..a3 registers of m16n8k16), B by ldmatrix.x4.trans on b[K][N] for
+ * two N tiles (k 0-7 / 8-15 of tile j, then of j+1; .trans gives each lane two k-consecutive
+ * elements of one column, b0..b1), x2.trans for a last odd tile. tf32 (m16n8k8): the four A and
+ * two B elements of each lane by plain ld.shared, rounded by f32_to_tf32. The k-steps (16; tf32 8)
+ * are unrolled up to MMA_UNROLL_STEPS, else one LLVM loop; within a step every A fragment is
+ * loaded once and reused across the N tiles, every B fragment across the M tiles. */
 #include "lower_dot_mma.h"
 #include <string.h>
 
