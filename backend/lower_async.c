@@ -110,12 +110,56 @@ static LLVMValueRef lead_offset(Cg *cg, const Op *op, const CgLocalBuf *lb, int 
     return off;
 }
 
+/* Register reg's coordinate along d as the sum of a constant *c and a thread part whose bits
+ * are disjoint from c's: true when the register map is of that shape (power-of-two
+ * multipliers, no wrap-around), which every layout of a power-of-two tile is. */
+static bool split_coord(const LayoutRegMap *rm, int reg, int d, int64_t *c) {
+    if (rm->wrap[d]) return false;
+    int64_t bits = 0;
+    if (rm->lane_mask[d]) {
+        if (rm->lane_mul[d] <= 0 || (rm->lane_mul[d] & (rm->lane_mul[d] - 1))) return false;
+        bits |= (int64_t)rm->lane_mask[d] * rm->lane_mul[d];
+    }
+    if (rm->warp_mask[d]) {
+        if (rm->warp_mul[d] <= 0 || (rm->warp_mul[d] & (rm->warp_mul[d] - 1))) return false;
+        bits |= (int64_t)rm->warp_mask[d] * rm->warp_mul[d];
+    }
+    *c = rm->offs[(int64_t)reg * rm->rank + d];
+    return *c >= 0 && !(*c & bits);
+}
+
+/* The swizzled element offset of register reg (row dim rd = rank-2, column dim rank-1) within
+ * its 2-d slab, or NULL when the map is not of split_coord's shape. Row = cr | tr, column = cc |
+ * tc (constant | thread part, disjoint bits), so the swizzled column cc ^ tc ^ X(cr) ^ X(tr) is
+ * hi + (Y ^ lo) with Y = tc ^ X(tr) the same for every register, K = cc ^ X(cr), lo = K mod
+ * period, hi = K - lo (hi's bits lie above lo's, Y's low ones and X's): one XOR per distinct lo,
+ * shared by all registers, instead of one per register (ir/smem_swizzle.h). */
+static LLVMValueRef swizzled_offset(Cg *cg, const CgLocalBuf *lb, int lead, const LayoutRegMap *rm, int reg) {
+    int rd = rm->rank - 2, cd = rm->rank - 1;
+    int64_t cr, cc;
+    if (!split_coord(rm, reg, rd, &cr) || !split_coord(rm, reg, cd, &cc)) return NULL;
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef tr = LLVMBuildSub(B, cg_coord(cg, rm, reg, rd, NULL), cg_i32(cg, cr), "");
+    LLVMValueRef tc = LLVMBuildSub(B, cg_coord(cg, rm, reg, cd, NULL), cg_i32(cg, cc), "");
+    LLVMValueRef y = cg_swizzle_col(cg, &lb->swz, tr, tc);
+    int64_t k = smem_swizzle_col(&lb->swz, cr, cc), period = (int64_t)lb->swz.vec * lb->swz.max_phase;
+    int64_t lo = k & (period - 1), hi = k - lo;
+    LLVMValueRef col = lo ? LLVMBuildXor(B, y, cg_i32(cg, lo), "") : y;
+    int64_t rs = lb->stride[lead + rd];
+    LLVMValueRef off = LLVMBuildAdd(B, LLVMBuildMul(B, tr, cg_i32(cg, rs), ""), col, "");
+    return LLVMBuildAdd(B, off, cg_i32(cg, cr * rs + hi), "");
+}
+
 /* i32 element offset of register reg of a tile whose dim d is buffer dim lead + d; a swizzled
  * buffer's column is the swizzled one of the register's row (the pipeline's buffers: the tile
  * spans the last two dims, checked by the caller). */
 static LLVMValueRef reg_offset(Cg *cg, const CgLocalBuf *lb, int lead, const LayoutRegMap *rm, int reg) {
     LLVMValueRef off = NULL;
     bool swz = lb->swz.vec && rm->rank >= 2;
+    if (swz && rm->rank == 2) {
+        LLVMValueRef fast = swizzled_offset(cg, lb, lead, rm, reg);
+        if (fast) return fast;
+    }
     for (int d = 0; d < rm->rank; d++) {
         LLVMValueRef c = cg_coord(cg, rm, reg, d, NULL);
         if (swz && d == rm->rank - 1) c = cg_swizzle_col(cg, &lb->swz, cg_coord(cg, rm, reg, d - 1, NULL), c);
