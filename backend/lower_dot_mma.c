@@ -50,11 +50,14 @@ bool cg_dot_stage_rows(Cg *cg, Op *op, int which, LLVMValueRef base, int64_t str
 }
 
 /* The operands in shared memory: in place when a pipelined buffer holds them (lower_async.c),
- * else staged here into one scratch region (a, then b at the next 16-byte boundary). */
-static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, MmaOperand *a, MmaOperand *b) {
+ * else staged here into one scratch region (a, then b at the next 16-byte boundary). `swizzled`:
+ * the fragment loads follow a buffer's swizzle (ldmatrix, f16/bf16); the tf32 path's do not, so a
+ * swizzled buffer (written by hand: the layout pass swizzles ldmatrix operands only) is staged. */
+static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, bool swizzled, MmaOperand *a,
+                           MmaOperand *b) {
     const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
-    bool in_a = cg_dot_operand_smem(cg, op->operands[0], &a->base, &a->stride, &a->swz);
-    bool in_b = cg_dot_operand_smem(cg, op->operands[1], &b->base, &b->stride, &b->swz);
+    bool in_a = cg_dot_operand_smem(cg, op->operands[0], &a->base, &a->stride, &a->swz) && (swizzled || !a->swz.vec);
+    bool in_b = cg_dot_operand_smem(cg, op->operands[1], &b->base, &b->stride, &b->swz) && (swizzled || !b->swz.vec);
     if (in_a && in_b) return true;
     int64_t pad = 16 / esize;
     int64_t sa = ta->dims[1] + pad, sb = tb->dims[1] + pad;
@@ -282,7 +285,7 @@ bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
     }
     MmaLoop L = {.plan = plan, .et = cg_storage_type(cg, ta->elem), .mt = rc.regs[0] / 2, .nt = rc.regs[1] / 2};
     int64_t esize = (int64_t)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), L.et);
-    if (!place_operands(cg, op, L.et, esize, &L.a, &L.b)) return false;
+    if (!place_operands(cg, op, L.et, esize, plan->kind != DOT_MMA_TF32, &L.a, &L.b)) return false;
     precompute_offsets(cg, &L, &rc);
     int64_t K = ta->dims[1];
 
