@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include "../ir/ir.h"
 #include "../ir/layout.h"
+#include "../ir/smem_swizzle.h"
 #include "../support/ptrmap.h"
 #include "axisinfo.h"
 #include "backend.h"
@@ -145,7 +146,8 @@ LLVMValueRef cg_count_access(Cg *cg, LLVMValueRef ptr, int bytes, bool is_write,
 LLVMValueRef cg_smem_store(Cg *cg, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 
 /* ---- persistent shared-memory buffers (local_alloc; lower_async.c) */
-/* A local_alloc buffer smem<T>[d0, .., dn-1] with {row_pad = P}: row-major, the last dim padded to
+/* A local_alloc buffer smem<T>[d0, .., dn-1] with {row_pad = P} or {swizzle = [..]} (its rows
+ * unpadded, columns XOR-swizzled: ir/smem_swizzle.h): row-major, the last dim padded to
  * dn-1 + P elements, at a fixed 16-byte aligned offset of the PERSISTENT region, which starts at
  * shared memory 0; every local_alloc of the kernel (at any depth) gets its own range, laid out by
  * cg_local_layout before any op is lowered, and the scratch region of cg_smem starts after them, so
@@ -157,6 +159,7 @@ typedef struct CgLocalBuf {
     const int64_t *stride;   /* elements between consecutive indices of each dim (padding included) */
     LLVMTypeRef et;          /* storage type of one element */
     LLVMValueRef base;       /* ptr addrspace(3) to element [0, .., 0] (computed in the entry block) */
+    SmemSwizzle swz;         /* {swizzle = [..]} of the last two dims (ir/smem_swizzle.h); vec 0: none */
 } CgLocalBuf;
 /* Lays out every local_alloc of the kernel (called once, in the entry block, after cg->smem_base is
  * set): fills cg->local_bufs and cg->smem_persist, sets cg->smem to the scratch region. False after
@@ -191,12 +194,21 @@ LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, c
 /* ---- tensor cores (docs/tensor-cores.md) */
 /* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and
  * b[K][N] with a row stride of (cols + 16 / element bytes) elements, so that the 8 rows an
- * ldmatrix reads fall in 8 different 16-byte bank groups. When operand `v` of a dot is the
+ * ldmatrix reads fall in 8 different 16-byte bank groups; or, for the pipelined stages of an
+ * mma.sync f16/bf16 dot, unpadded and XOR-swizzled (ir/smem_swizzle.h), which does the same for
+ * the reads and keeps the 16-byte cp.async writes conflict-free too. When operand `v` of a dot is the
  * `local_load` of one stage of a pipelined shared-memory buffer (passes/pipeline.c), the dot reads
  * it in place: returns true with *base (ptr addrspace(3)) = the address of element [0][0] and
  * *row_stride = elements between consecutive rows; false = the dot stages v itself
  * (lower_async.c). */
 bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride);
+/* The same for readers that know swizzled rows (lower_dot_mma.c): also accepts a stage of a
+ * {swizzle} buffer (rows of exactly cols elements), whose swizzle goes to *swz (vec 0 for a padded
+ * buffer). cg_dot_operand_in_smem accepts padded buffers only. */
+bool cg_dot_operand_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride, SmemSwizzle *swz);
+/* The physical i32 column of logical column col (i32) in row row (i32) of a swizzled buffer:
+ * col ^ (((row / per_phase) % max_phase) * vec) (cg_swizzle.c); col itself when s has no swizzle. */
+LLVMValueRef cg_swizzle_col(Cg *cg, const SmemSwizzle *s, LLVMValueRef row, LLVMValueRef col);
 
 /* The K loop of the dot lowerings: k = 0, step, 2*step, ... < end (i32), carrying n accumulator
  * registers of type t. cg_acc_loop_begin opens it at the builder's position: L->k is the induction

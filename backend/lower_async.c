@@ -44,6 +44,12 @@ static void place_alloc(Op *op, void *vctx) {
     }
     int64_t pad = ir_op_attr_int(op, "row_pad", 0);
     CgLocalBuf *lb = arena_alloc(cg->arena, sizeof *lb);
+    const char *why = NULL;
+    if (smem_swizzle_read(op, &lb->swz, &why, cg->arena) == SMEM_SWIZZLE_MALFORMED) {
+        cg_error(cg, op, "'local_alloc' of %s: %s", ir_type_str(cg->ir, t), why);
+        lc->ok = false;
+        return;
+    }
     int64_t *stride = arena_calloc(cg->arena, (size_t)t->rank, sizeof *stride);
     lb->rank = t->rank;
     lb->stride = stride;
@@ -104,16 +110,72 @@ static LLVMValueRef lead_offset(Cg *cg, const Op *op, const CgLocalBuf *lb, int 
     return off;
 }
 
-/* i32 element offset of register reg of a tile whose dim d is buffer dim lead + d. */
+/* Register reg's coordinate along d as the sum of a constant *c and a thread part whose bits
+ * are disjoint from c's: true when the register map is of that shape (power-of-two
+ * multipliers, no wrap-around), which every layout of a power-of-two tile is. */
+static bool split_coord(const LayoutRegMap *rm, int reg, int d, int64_t *c) {
+    if (rm->wrap[d]) return false;
+    int64_t bits = 0;
+    if (rm->lane_mask[d]) {
+        if (rm->lane_mul[d] <= 0 || (rm->lane_mul[d] & (rm->lane_mul[d] - 1))) return false;
+        bits |= (int64_t)rm->lane_mask[d] * rm->lane_mul[d];
+    }
+    if (rm->warp_mask[d]) {
+        if (rm->warp_mul[d] <= 0 || (rm->warp_mul[d] & (rm->warp_mul[d] - 1))) return false;
+        bits |= (int64_t)rm->warp_mask[d] * rm->warp_mul[d];
+    }
+    *c = rm->offs[(int64_t)reg * rm->rank + d];
+    return *c >= 0 && !(*c & bits);
+}
+
+/* The swizzled element offset of register reg (row dim rd = rank-2, column dim rank-1) within
+ * its 2-d slab, or NULL when the map is not of split_coord's shape. Row = cr | tr, column = cc |
+ * tc (constant | thread part, disjoint bits), so the swizzled column cc ^ tc ^ X(cr) ^ X(tr) is
+ * hi + (Y ^ lo) with Y = tc ^ X(tr) the same for every register, K = cc ^ X(cr), lo = K mod
+ * period, hi = K - lo (hi's bits lie above lo's, Y's low ones and X's): one XOR per distinct lo,
+ * shared by all registers, instead of one per register (ir/smem_swizzle.h). */
+static LLVMValueRef swizzled_offset(Cg *cg, const CgLocalBuf *lb, int lead, const LayoutRegMap *rm, int reg) {
+    int rd = rm->rank - 2, cd = rm->rank - 1;
+    int64_t cr, cc;
+    if (!split_coord(rm, reg, rd, &cr) || !split_coord(rm, reg, cd, &cc)) return NULL;
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef tr = LLVMBuildSub(B, cg_coord(cg, rm, reg, rd, NULL), cg_i32(cg, cr), "");
+    LLVMValueRef tc = LLVMBuildSub(B, cg_coord(cg, rm, reg, cd, NULL), cg_i32(cg, cc), "");
+    LLVMValueRef y = cg_swizzle_col(cg, &lb->swz, tr, tc);
+    int64_t k = smem_swizzle_col(&lb->swz, cr, cc), period = (int64_t)lb->swz.vec * lb->swz.max_phase;
+    int64_t lo = k & (period - 1), hi = k - lo;
+    LLVMValueRef col = lo ? LLVMBuildXor(B, y, cg_i32(cg, lo), "") : y;
+    int64_t rs = lb->stride[lead + rd];
+    LLVMValueRef off = LLVMBuildAdd(B, LLVMBuildMul(B, tr, cg_i32(cg, rs), ""), col, "");
+    return LLVMBuildAdd(B, off, cg_i32(cg, cr * rs + hi), "");
+}
+
+/* i32 element offset of register reg of a tile whose dim d is buffer dim lead + d; a swizzled
+ * buffer's column is the swizzled one of the register's row (the pipeline's buffers: the tile
+ * spans the last two dims, checked by the caller). */
 static LLVMValueRef reg_offset(Cg *cg, const CgLocalBuf *lb, int lead, const LayoutRegMap *rm, int reg) {
     LLVMValueRef off = NULL;
+    bool swz = lb->swz.vec && rm->rank >= 2;
+    if (swz && rm->rank == 2) {
+        LLVMValueRef fast = swizzled_offset(cg, lb, lead, rm, reg);
+        if (fast) return fast;
+    }
     for (int d = 0; d < rm->rank; d++) {
         LLVMValueRef c = cg_coord(cg, rm, reg, d, NULL);
+        if (swz && d == rm->rank - 1) c = cg_swizzle_col(cg, &lb->swz, cg_coord(cg, rm, reg, d - 1, NULL), c);
         int64_t s = lb->stride[lead + d];
         if (s != 1) c = LLVMBuildMul(cg->b, c, cg_i32(cg, s), "");
         off = off ? LLVMBuildAdd(cg->b, off, c, "") : c;
     }
     return off ? off : cg_i32(cg, 0);
+}
+
+/* A swizzled buffer is accessed by whole rows: the tile must span its last two dims. */
+static bool rows_whole(Cg *cg, const Op *op, const CgLocalBuf *lb, int lead) {
+    if (!lb->swz.vec || lead <= lb->rank - 2) return true;
+    cg_error(cg, op, "'%s' indexes a row of a swizzled buffer; swizzled buffers are read and written as tiles of "
+             "whole rows", op_name(op));
+    return false;
 }
 
 static LLVMValueRef elem_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, LLVMValueRef off) {
@@ -134,7 +196,7 @@ static bool lower_local_load(Cg *cg, Op *op) {
     }
     Layout l;
     LayoutRegMap rm;
-    if (!cg_layout(cg, op, rt, &l, &rm)) return false;
+    if (!rows_whole(cg, op, lb, lead) || !cg_layout(cg, op, rt, &l, &rm)) return false;
     LLVMValueRef base = elem_ptr(cg, lb, lb->base, lead_offset(cg, op, lb, 1, lead));
     LLVMValueRef *out = arena_calloc(cg->arena, (size_t)rm.nregs, sizeof *out);
     unsigned align = (unsigned)elem_bytes(cg, lb->et);
@@ -256,12 +318,13 @@ static int copy_width(Cg *cg, Copy *c, int64_t eb) {
     for (int d = 0; d < c->lb->rank - 1; d++)
         while (v > 1 && c->lb->stride[d] % v) v /= 2;
     while (v > 1 && v * eb > 16) v /= 2;
+    while (c->lb->swz.vec && v > c->lb->swz.vec) v /= 2; /* a swizzled group moves as a whole */
     return v;
 }
 
 static bool lower_copy(Cg *cg, Op *op) {
     Copy c;
-    if (!setup_copy(cg, op, &c)) return false;
+    if (!setup_copy(cg, op, &c) || !rows_whole(cg, op, c.lb, 1)) return false;
     LLVMBuilderRef B = cg->b;
     const CgLocalBuf *lb = c.lb;
     int64_t eb = elem_bytes(cg, lb->et);
@@ -328,16 +391,31 @@ bool cg_lower_async(Cg *cg, Op *op) {
     }
 }
 
-bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride) {
+bool cg_dot_operand_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride, SmemSwizzle *swz) {
     Op *ld = v ? v->def : NULL;
     if (!ld || ld->kind != OP_LOCAL_LOAD || v->type->kind != TY_TILE || v->type->rank != 2) return false;
     const CgLocalBuf *lb = ptrmap_get(&cg->local_bufs, ld->operands[0]);
     int lead = ld->num_operands - 1;
     if (!lb || lead + 2 != lb->rank) return false;
-    /* the padded layout of cg.h: rows of (cols + 16 bytes), 16-byte aligned */
     int64_t eb = elem_bytes(cg, lb->et);
-    if (lb->stride[lead] * eb % 16 || lb->stride[lead] * eb < (v->type->dims[1] + 16 / eb) * eb) return false;
+    if (lb->swz.vec) {
+        /* rows of exactly cols elements, 16-byte groups swizzled (ir/smem_swizzle.h) */
+        if (lb->stride[lead] * eb % 16 || lb->swz.vec * eb != 16) return false;
+    } else {
+        /* the padded layout of cg.h: rows of (cols + 16 bytes), 16-byte aligned */
+        if (lb->stride[lead] * eb % 16 || lb->stride[lead] * eb < (v->type->dims[1] + 16 / eb) * eb) return false;
+    }
     *base = elem_ptr(cg, lb, lb->base, lead_offset(cg, ld, lb, 1, lead));
     *row_stride = lb->stride[lead];
+    *swz = lb->swz;
+    return true;
+}
+
+bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stride) {
+    SmemSwizzle swz;
+    LLVMValueRef b;
+    int64_t st;
+    if (!cg_dot_operand_smem(cg, v, &b, &st, &swz) || swz.vec) return false;
+    *base = b, *row_stride = st;
     return true;
 }

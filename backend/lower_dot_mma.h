@@ -6,9 +6,10 @@
 
 /* Lowers `op` (a DOT whose recorded engine is mma, ir/dot_engine.h, with plan from
  * dot_engine_check: its accumulator has dot_mma_layout(plan); on a target with the mma, ldmatrix
- * and f32_to_tf32 hooks) to mma.sync: operands in shared memory
- * with padded rows (staged here unless cg_dot_operand_in_smem says they already are), one LLVM
- * loop over K. Binds the result; false after an error (reported). */
+ * and f32_to_tf32 hooks) to mma.sync: operands in shared memory, read in place from a pipelined
+ * stage with padded or swizzled rows (cg_dot_operand_smem), else staged here with padded rows;
+ * ldmatrix.x4 for a, .x4.trans for b; k-steps unrolled up to 8, else one LLVM loop over K. Binds
+ * the result; false after an error (reported). */
 bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan);
 /* The registers of dot operand `which` (0 = a, 1 = b) with its register map in *rm; NULL after an
  * error (reported at op). */

@@ -79,6 +79,11 @@ static bool lower_scatter(Cg *cg, Op *op, const CgLocalBuf *lb, const Type *vt, 
 bool cg_lower_scratch(Cg *cg, Op *op) {
     const CgLocalBuf *lb = cg_local_buf(cg, op, op->operands[0]);
     if (!lb) return false;
+    if (lb->swz.vec) {
+        cg_error(cg, op, "'%s' on a swizzled buffer: element accesses need an unswizzled local_alloc",
+                 ir_op_info[op->kind].name);
+        return false;
+    }
     bool gather = op->kind == OP_LOCAL_GATHER;
     const Type *vt = gather ? op->results[0].type : op->operands[1]->type;
     Layout l;

@@ -50,14 +50,20 @@ bool dot_mma_plan(const Op *dot, int num_warps, DotMma *out, const char **why, A
         *why = "num_warps is not a power of two";
         return false;
     }
+    /* Each warp loads (M / w0) rows of a and (N / w1) columns of b per k-step: the grid with the
+     * smallest sum loads the least (the squarest warp tile); ties go to more warps along M, as
+     * Triton's mma v2 warpsPerTile does (4 warps on 128 x 128: 2 x 2; 8 warps: 4 x 2). */
+    int64_t best = -1;
     for (int w0 = num_warps; w0 >= 1; w0 /= 2) {
         int w1 = num_warps / w0;
-        if (M % (16 * w0) == 0 && N % (8 * w1) == 0) {
-            p.w0 = w0, p.w1 = w1;
-            *out = p;
-            *why = NULL;
-            return true;
-        }
+        if (M % (16 * w0) || N % (8 * w1)) continue;
+        int64_t load = M / w0 + N / w1;
+        if (best < 0 || load < best) best = load, p.w0 = w0, p.w1 = w1;
+    }
+    if (best >= 0) {
+        *out = p;
+        *why = NULL;
+        return true;
     }
     *why = arena_printf(a, "M = %lld, N = %lld cannot be split over %d warps in 16 x 8 mma tiles", (long long)M,
                         (long long)N, num_warps);

@@ -22,8 +22,9 @@ bool dot_is_tf32(const Op *dot);
 
 /* Decides whether `dot` (verified: rank-2 tiles a[M,K], b[K,N], acc[M,N]) in a CTA of num_warps
  * warps is eligible for mma.sync: a, b f16/bf16 with an f32 accumulator (m16n8k16), or f32 with
- * precision = tf32 (m16n8k8); M % (16 w0) == 0, N % (8 w1) == 0, K % k_step == 0 for the largest
- * power-of-two w0 <= num_warps that works (splitting M is preferred: fewer B fragment loads).
+ * precision = tf32 (m16n8k8); M % (16 w0) == 0, N % (8 w1) == 0, K % k_step == 0, with the warp
+ * grid w0 x w1 = num_warps that minimises M / w0 + N / w1 (the rows of a plus the columns of b each
+ * warp loads per k-step), ties to the larger w0: 4 warps on 128 x 128 are 2 x 2, 8 warps 4 x 2.
  * Returns true and fills *out; false with *why (a static or arena string, for the remark) when
  * not eligible. Knows nothing of the target: NVPTX sm_80+ and the host emulator both have mma. */
 bool dot_mma_plan(const Op *dot, int num_warps, DotMma *out, const char **why, Arena *a);

@@ -261,6 +261,7 @@ Op *ir_op_new(IrModule *m, OpKind kind, Value **operands, int num_operands,
               const Type **result_types, int num_results, int num_regions, SrcLoc loc);
 void ir_op_set_attr(IrModule *m, Op *op, const char *name, Attr *value); /* add or replace */
 const Attr *ir_op_attr(const Op *op, const char *name);                  /* NULL if absent */
+void ir_op_remove_attr(Op *op, const char *name);                         /* no-op if absent */
 int64_t ir_op_attr_int(const Op *op, const char *name, int64_t dflt);
 const char *ir_op_attr_str(const Op *op, const char *name);               /* keyword/string/symbol or NULL */
 void ir_op_set_operand(Op *op, int i, Value *v);

@@ -144,6 +144,15 @@ void ir_op_set_attr(IrModule *m, Op *op, const char *name, Attr *value) {
 }
 const Attr *ir_op_attr(const Op *op, const char *name) { return get_attr(op->attrs, op->num_attrs, name); }
 
+void ir_op_remove_attr(Op *op, const char *name) {
+    for (int i = 0; i < op->num_attrs; i++)
+        if (strcmp(op->attrs[i].name, name) == 0) {
+            memmove(op->attrs + i, op->attrs + i + 1, (size_t)(op->num_attrs - i - 1) * sizeof *op->attrs);
+            op->num_attrs--;
+            return;
+        }
+}
+
 int64_t ir_op_attr_int(const Op *op, const char *name, int64_t dflt) {
     const Attr *a = ir_op_attr(op, name);
     return a && (a->kind == ATTR_INT || a->kind == ATTR_BOOL) ? a->i : dflt;

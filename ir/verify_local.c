@@ -2,6 +2,7 @@
  * local_scatter): a buffer is an smem<T>[dims] value made by local_alloc; accesses index it with
  * one integer index per dimension, all of one shape, and move values of T at that shape. */
 #include "verify.h"
+#include "smem_swizzle.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -29,6 +30,9 @@ static void check_alloc(Verifier *v, Op *op) {
     }
     const Attr *name = ir_op_attr(op, "name");
     if (name && name->kind != ATTR_STRING) ERR("'local_alloc' attribute 'name' must be a string");
+    SmemSwizzle sw;
+    const char *why = NULL;
+    if (smem_swizzle_read(op, &sw, &why, v->m->arena) == SMEM_SWIZZLE_MALFORMED) ERR("'local_alloc': %s", why);
 }
 
 /* local_gather %buf, %i...  /  local_scatter %buf, %value, %i... */

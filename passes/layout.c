@@ -14,6 +14,7 @@
 #include "pass_util.h"
 #include "../ir/dot_engine.h"
 #include "../ir/layout.h"
+#include "../ir/smem_swizzle.h"
 #include <string.h>
 
 /* Bound on the structural look-through of natural_layout (stack depth on hostile input). */
@@ -519,6 +520,8 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
             dot_engine_record(p->m, op, &e);
             p->changed = true;
         }
+        /* ldmatrix reads conflict-free from XOR-swizzled stages (ir/smem_swizzle.h) */
+        if (e.kind == DOT_ENGINE_MMA && e.k == 16) p->changed |= smem_swizzle_dot_operands(p->m, p->f, op);
         l = pl ? *pl : engine_layout(p, &e);
         l = settle(p, res, &l, NULL, op, NULL, op->loc);
         demand(p, op, 2, &l); /* a and b: any layout, the lowering stages them through shared memory */

@@ -2,7 +2,9 @@
  * GEMM kernels of tests/unit/Inputs/dot_mma.tile with f16, bf16 (mma.sync m16n8k16) and f32 with
  * tf32 (m16n8k8); sizes that are not multiples of the tile (masked loads / view bounds, zero
  * fill), a transposed operand (a view with swapped strides), a bias epilogue on the accumulator,
- * num_warps 1, 2, 4 and 8 (every warp split dot_mma_plan picks: 1x1, 2x1, 2x2, 4x1, 2x4, 4x2);
+ * b transposed too, num_warps 1, 2, 4 and 8 on tiles from 16x8 to 128x128 (warp grids 1x1, 2x1,
+ * 1x4, 2x2, 2x4, 4x2, one N tile per warp (ldmatrix.x2.trans) or pairs (x4.trans)), swizzled stages
+ * of 16- to 512-byte rows, a K of more than 8 mma steps per dot (the k loop);
  * and the std conv2d implicit GEMM in bf16 and in f32 with TF32=true (docs section 3).
  * Each configuration is also compiled to LLVM IR for the host and must call tl_emu_mma: a kernel
  * that silently fell back to the CUDA-core loop fails.
@@ -129,21 +131,28 @@ typedef struct GemmCase {
     bool trans_a;    /* a stored [K][M], passed as a view with swapped strides */
     int num_warps;
     bool ptr;        /* gemm_ptr (masks + bias) instead of gemm (views) */
+    int bm, bn, bk;  /* the kernel's BM, BN, BK; 0: its defaults (gemm 32x32x16, gemm_ptr 64x64x32) */
+    bool trans_b;    /* b stored [N][K], passed as a view with swapped strides (gemm only) */
 } GemmCase;
 
 static void run_gemm(GemmCase g) {
     int64_t M = g.M, N = g.N, K = g.K;
     const char *T = g.dt == F32 ? "T=f32" : g.dt == F16 ? "T=f16" : "T=bf16";
-    const char *defs[] = {T, g.tf32 ? "TF32=true" : "TF32=false", NULL};
+    int64_t bm = g.bm ? g.bm : g.ptr ? 64 : 32, bn = g.bn ? g.bn : bm, bk = g.bk ? g.bk : g.ptr ? 32 : 16;
+    char dbm[24], dbn[24], dbk[24];
+    snprintf(dbm, sizeof dbm, "BM=%lld", (long long)bm);
+    snprintf(dbn, sizeof dbn, "BN=%lld", (long long)bn);
+    snprintf(dbk, sizeof dbk, "BK=%lld", (long long)bk);
+    const char *defs[] = {T, g.tf32 ? "TF32=true" : "TF32=false", dbm, dbn, dbk, NULL};
     const char *kname = g.ptr ? "gemm_ptr" : "gemm";
     TlrtModule *m = mma_kernel(kname, defs, g.num_warps);
     Tensor a = t_rand(g.dt, (size_t)(M * K), -1, 1), b = t_rand(g.dt, (size_t)(K * N), -1, 1);
     Tensor bias = t_rand(F32, (size_t)N, -1, 1), c = t_new(F32, (size_t)(M * N));
-    int64_t ast[2] = {g.trans_a ? 1 : K, g.trans_a ? M : 1}, bst[2] = {N, 1};
-    char name[160];
-    snprintf(name, sizeof name, "%s %s%s M=%lld N=%lld K=%lld%s, %d warps", kname, dt_names[g.dt], g.tf32 ? " tf32" : "",
-             (long long)M, (long long)N, (long long)K, g.trans_a ? ", a transposed" : "", g.num_warps);
-    int64_t bm = g.ptr ? 64 : 32, bn = bm;
+    int64_t ast[2] = {g.trans_a ? 1 : K, g.trans_a ? M : 1}, bst[2] = {g.trans_b ? 1 : N, g.trans_b ? K : 1};
+    char name[200];
+    snprintf(name, sizeof name, "%s %s%s M=%lld N=%lld K=%lld, tile %lldx%lldx%lld%s%s, %d warps", kname, dt_names[g.dt],
+             g.tf32 ? " tf32" : "", (long long)M, (long long)N, (long long)K, (long long)bm, (long long)bn,
+             (long long)bk, g.trans_a ? ", a transposed" : "", g.trans_b ? ", b transposed" : "", g.num_warps);
     unsigned grid[3] = {(unsigned)cdiv(M, bm), (unsigned)cdiv(N, bn), 1};
     TlrtStatus st = TLRT_ERR_ARGS;
     if (g.ptr) {
@@ -237,15 +246,28 @@ int main(void) {
     if (early >= 0) return early;
     (void)compare, (void)bcast_strides; /* std_util.h helpers this test does not need */
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
-    /*               dt    tf32   M   N   K  trans_a warps ptr */
-    run_gemm((GemmCase){BF16, false, 70, 45, 50, false, 4, false});
-    run_gemm((GemmCase){F16, false, 70, 45, 50, false, 2, false});
-    run_gemm((GemmCase){BF16, false, 33, 40, 24, true, 1, false});
-    run_gemm((GemmCase){F32, true, 70, 45, 50, false, 4, false});
-    run_gemm((GemmCase){F32, true, 40, 72, 20, true, 8, false});
-    run_gemm((GemmCase){F16, false, 100, 90, 70, false, 8, true});
-    run_gemm((GemmCase){BF16, false, 64, 64, 64, false, 4, true});
-    run_gemm((GemmCase){F32, true, 65, 30, 33, false, 2, true});
+    /*               dt    tf32   M   N   K  trans_a warps ptr  BM BN BK trans_b */
+    /* warp grids (dot_mma_plan): 128x128 on 4 warps is 2x2 (64x64 per warp), on 8 warps 4x2;
+     * swizzled stages of 64-byte (BK 32) and 128-byte rows (BN 128); masked tails, odd sizes */
+    run_gemm((GemmCase){BF16, false, 130, 129, 70, false, 4, false, 128, 128, 32, false});
+    run_gemm((GemmCase){F16, false, 128, 150, 64, false, 8, false, 128, 128, 32, true});
+    run_gemm((GemmCase){BF16, false, 100, 90, 70, false, 8, true, 128, 64, 64, false});
+    /* one N tile per warp (ldmatrix.x2.trans): 16x32 on 4 warps is 1x4, 32x32 on 8 warps 2x4 */
+    run_gemm((GemmCase){BF16, false, 20, 40, 40, false, 4, true, 16, 32, 16, false});
+    run_gemm((GemmCase){BF16, false, 45, 33, 29, true, 8, false, 0, 0, 0, true});
+    /* rows of 32 bytes ([8, 4, 2]) and 16 bytes (no XOR), 1 and 2 warps, both operands transposed */
+    run_gemm((GemmCase){F16, false, 37, 19, 45, true, 2, false, 32, 32, 16, true});
+    run_gemm((GemmCase){BF16, false, 17, 9, 33, false, 1, true, 16, 8, 16, false});
+    /* more than 8 k16 steps per dot: one loop over K, the swizzle's XOR in it */
+    run_gemm((GemmCase){F16, false, 20, 17, 300, false, 1, false, 16, 16, 256, false});
+    run_gemm((GemmCase){BF16, false, 70, 45, 50, false, 4, false, 0, 0, 0, false});
+    run_gemm((GemmCase){F16, false, 70, 45, 50, false, 2, false, 0, 0, 0, false});
+    run_gemm((GemmCase){BF16, false, 33, 40, 24, true, 1, false, 0, 0, 0, false});
+    run_gemm((GemmCase){F32, true, 70, 45, 50, false, 4, false, 0, 0, 0, false});
+    run_gemm((GemmCase){F32, true, 40, 72, 20, true, 8, false, 0, 0, 0, false});
+    run_gemm((GemmCase){F16, false, 100, 90, 70, false, 8, true, 0, 0, 0, false});
+    run_gemm((GemmCase){BF16, false, 64, 64, 64, false, 4, true, 0, 0, 0, false});
+    run_gemm((GemmCase){F32, true, 65, 30, 33, false, 2, true, 0, 0, 0, false});
     run_conv(BF16);
     run_conv(F32);
     std_unload_all();

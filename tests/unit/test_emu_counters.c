@@ -6,8 +6,9 @@
  *      without conflicts, ldmatrix on padded and unpadded rows);
  *   2. end to end: kernels of tests/unit/Inputs/counters.tile (one warp) run with counting on,
  *      through tlrt_counters_last: exact requests, sectors, bytes, wavefronts; the API's errors;
- *   3. the mma GEMM of tests/unit/Inputs/dot_mma.tile: its counters are printed (operand staging
- *      and ldmatrix wavefronts), with the invariants every count obeys checked.
+ *   3. the mma GEMM of tests/unit/Inputs/dot_mma.tile on several tiles and warp grids: zero bank
+ *      conflicts on its swizzled stages (cp.async writes, ldmatrix reads) for f16/bf16, asserted;
+ *      tf32's counts printed; the invariants every count obeys checked.
  * Inputs are random (seed printed; TILEC_SEED=N replays); the counts do not depend on them. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -116,7 +117,7 @@ static void test_core(void) {
 
 /* ------------------------------------------------------------------ 2. end to end */
 
-static TlrtModule *loaded[16]; /* unloaded at the end */
+static TlrtModule *loaded[32]; /* unloaded at the end */
 static int nloaded;
 
 static TlrtModule *load(const char *rel, const char *kernel, const char *const *defines, int num_warps) {
@@ -257,19 +258,28 @@ static void test_kernels(void) {
 
 /* ------------------------------------------------------------------ 3. the mma GEMM */
 
-static void test_mma_gemm(const char *T, bool tf32) {
-    const int M = 64, N = 64, K = 64;
-    char tdef[32];
+/* gemm_ptr on a BM x BN x BK tile, one CTA of `warps` warps, M = BM, N = BN, K = 2 BK (two
+ * pipelined k iterations; M, N, K multiples of 16, so the runtime launches the variant whose copies
+ * are 16 bytes wide: the generic variant's 2-byte copies of masked tails are another matter). f16/bf16 read their swizzled stages (ir/smem_swizzle.h) with ldmatrix
+ * and fill them with 16-byte cp.async: zero bank conflicts, asserted, for every warp grid and row
+ * width here; tf32's 4-byte fragment loads of b conflict (printed only). */
+static void test_mma_gemm(const char *T, bool tf32, int BM, int BN, int BK, int warps) {
+    const int M = BM, N = BN, K = 2 * BK;
+    char tdef[32], dm[32], dn[32], dk[32];
     snprintf(tdef, sizeof tdef, "T=%s", T);
-    const char *defs[] = {tdef, tf32 ? "TF32=true" : NULL, NULL};
-    TlrtModule *m = load("tests/unit/Inputs/dot_mma.tile", "gemm_ptr", defs, 4);
+    snprintf(dm, sizeof dm, "BM=%d", BM);
+    snprintf(dn, sizeof dn, "BN=%d", BN);
+    snprintf(dk, sizeof dk, "BK=%d", BK);
+    const char *defs[] = {tdef, dm, dn, dk, tf32 ? "TF32=true" : NULL, NULL};
+    TlrtModule *m = load("tests/unit/Inputs/dot_mma.tile", "gemm_ptr", defs, warps);
     if (!m) return;
     size_t esize = strcmp(T, "f32") ? 2 : 4;
     void *a = rand_buf((size_t)M * K * esize / 4), *b = rand_buf((size_t)K * N * esize / 4), *bias = rand_buf((size_t)N);
     void *cc = dev_alloc((size_t)M * N * 4);
     TlrtArg args[7] = {tlrt_arg_ptr(a), tlrt_arg_ptr(b), tlrt_arg_ptr(bias), tlrt_arg_ptr(cc),
                        tlrt_arg_i32(M), tlrt_arg_i32(N), tlrt_arg_i32(K)};
-    printf("gemm_ptr %s%s, M = N = K = 64, BM = BN = 64, BK = 32, 4 warps, one CTA:\n", T, tf32 ? " (tf32)" : "");
+    printf("gemm_ptr %s%s, M = %d, N = %d, K = %d, BM = %d, BN = %d, BK = %d, %d warps, one CTA:\n", T,
+           tf32 ? " (tf32)" : "", M, N, K, BM, BN, BK, warps);
     TlrtCounters c = counted(m, "gemm_ptr", 1, args, 7);
     uint64_t conflicts = c.shared_wavefronts - c.shared_ideal_wavefronts;
     printf("  shared bank conflicts: %" PRIu64 " extra wavefronts over %" PRIu64 " ideal (%.2f wavefronts per request)\n",
@@ -280,6 +290,12 @@ static void test_mma_gemm(const char *T, bool tf32) {
     CHECK(c.global_bytes_read >= (uint64_t)(M * K + K * N) * esize + (uint64_t)N * 4);
     CHECK(c.global_bytes_written == (uint64_t)M * N * 4);
     CHECK(c.global_sectors * 32 >= (uint64_t)(M * K + K * N) * esize + (uint64_t)N * 4 + (uint64_t)M * N * 4);
+    /* every stage byte written by cp.async and read back by ldmatrix, without a conflict */
+    if (!tf32) {
+        CHECK(conflicts == 0);
+        CHECK(c.shared_bytes_written >= (uint64_t)(M * K + K * N) * esize);
+        CHECK(c.shared_bytes_read >= (uint64_t)(M * K + K * N) * esize);
+    }
 }
 
 int main(void) {
@@ -290,9 +306,13 @@ int main(void) {
     if (ctx) {
         test_kernels();
         CHECK(tlrt_counters_enable(ctx, true) == TLRT_OK);
-        test_mma_gemm("f16", false);
-        test_mma_gemm("bf16", false);
-        test_mma_gemm("f32", true);
+        test_mma_gemm("f16", false, 64, 64, 32, 4);   /* 2x2 warps; rows of 64 and 128 bytes */
+        test_mma_gemm("bf16", false, 64, 64, 32, 4);
+        test_mma_gemm("bf16", false, 128, 128, 32, 8); /* 4x2 warps */
+        test_mma_gemm("f16", false, 128, 64, 64, 2);   /* 2x1 warps; 128-byte rows both */
+        test_mma_gemm("bf16", false, 32, 32, 16, 1);   /* 1 warp; 32- and 64-byte rows */
+        test_mma_gemm("bf16", false, 16, 32, 16, 4);   /* 1x4 warps, one N tile each: ldmatrix.x2.trans */
+        test_mma_gemm("f32", true, 64, 64, 32, 4);
         for (int i = 0; i < nloaded; i++) tlrt_module_unload(loaded[i]);
         tlrt_destroy(ctx);
     }

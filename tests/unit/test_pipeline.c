@@ -8,6 +8,7 @@
  *     the stages), M and N not multiples of the tiles;
  *   - outputs poisoned with NaN (0xFF bytes) before each launch; the emulator's shared memory starts
  *     as 0xFF too, so a stage read before its copy landed is NaN;
+ *   - stages with a swizzle written by hand into the pipelined IR (bf16 and tf32 dots);
  *   - a deliberately broken variant: the pipelined IR with async_wait {pending = 1} changed to
  *     {pending = 2} (one group too few waited for) must give wrong results or a fault: the test can fail.
  * Tolerance: the dot accumulates in f32 (FMA loop, or mma with one f32 rounding per k-step), so
@@ -229,6 +230,54 @@ static void test_broken_wait(void) {
     tlrt_module_unload(broken);
 }
 
+/* text with every `from` replaced by `to` (malloc'd). */
+static char *replace_all(const char *text, const char *from, const char *to) {
+    size_t nf = strlen(from), nt = strlen(to), n = 0;
+    for (const char *p = strstr(text, from); p; p = strstr(p + nf, from)) n++;
+    char *out = malloc(strlen(text) + n * (nt > nf ? nt - nf : 0) + 1), *o = out;
+    const char *p = text;
+    for (const char *q; (q = strstr(p, from)); p = q + nf) {
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, to, nt);
+        o += nt;
+    }
+    strcpy(o, p);
+    return out;
+}
+
+/* The pipelined IR with its stages' padding replaced by a swizzle written by hand
+ * (ir/smem_swizzle.h), one the layout pass would not choose: the copies, local_load and the mma
+ * fragment loads must all follow it. bf16: ldmatrix reads the swizzled stages in place; tf32: its
+ * ld.shared fragment loads know no swizzle, so the dot stages the operands from local_load's
+ * registers instead. Wrong results if any of them ignored it. */
+static void test_hand_swizzled(const char *T, const char *pad, const char *swizzle) {
+    char *ir = NULL;
+    compile("pipe.tile", kSource, T, 3, "inline,canonicalize,constfold,cse,dce,pipeline", TL_EMIT_IR, &ir);
+    CHECK(ir != NULL && strstr(ir, pad) != NULL);
+    if (!ir) return;
+    char *swz = replace_all(ir, pad, swizzle);
+    free(ir);
+    TlrtModule *m = compile("pipe_swizzled.tir", swz, NULL, 3, NULL, TL_EMIT_SO, NULL);
+    free(swz);
+    if (!m) return;
+    bool bf16 = !strcmp(T, "bf16");
+    const int shapes[2][3] = {{40, 36, 87}, {64, 64, 64}};
+    for (int s = 0; s < 2; s++) {
+        Case c;
+        make_case(&c, shapes[s][0], shapes[s][1], shapes[s][2], bf16);
+        float *y = malloc(sizeof(float) * (size_t)(c.M * c.N));
+        char what[96];
+        snprintf(what, sizeof what, "mm %s%s, stages %s", T, f32_dot == TL_F32_DOT_TF32 ? " (tf32)" : "", swizzle);
+        CHECK(run(m, "mm", &c, bf16, y) == TLRT_OK);
+        CHECK(compare(&c, y, what) == 0);
+        free(y);
+        free(c.a);
+        free(c.b);
+    }
+    tlrt_module_unload(m);
+}
+
 int main(void) {
     int early = emu_test_begin("test_pipeline", "tl_emu_cp_async");
     if (early >= 0) return early;
@@ -240,7 +289,10 @@ int main(void) {
     f32_dot = TL_F32_DOT_TF32;
     rel_tol = 1.2e-3;
     test_stages("tf32", "mm");
+    test_hand_swizzled("f32", "{row_pad = 4}", "{swizzle = [4, 1, 4]}");
     f32_dot = TL_F32_DOT_DEFAULT;
+    rel_tol = 1e-5;
+    test_hand_swizzled("bf16", "{row_pad = 8}", "{swizzle = [8, 1, 2]}");
     rel_tol = 1e-5;
     test_broken_wait();
     tlrt_destroy(ctx);
