@@ -145,6 +145,25 @@ static GraphKindId table_kind(OnnxImport *x) { return (GraphKindId)graph_kind_by
 static void op_table_unary(OnnxImport *x) { unary(x, table_kind(x), 0, 0); }
 static void op_leaky_relu(OnnxImport *x) { unary(x, GK_LEAKY_RELU, ox_attr_float(x, "alpha", 0.01), 0); }
 
+static void op_hard_sigmoid(OnnxImport *x) {
+    unary(x, GK_HARDSIGMOID, ox_attr_float(x, "alpha", 0.2), ox_attr_float(x, "beta", 0.5));
+}
+static void op_elu(OnnxImport *x) { unary(x, GK_ELU, ox_attr_float(x, "alpha", 1.0), 0); }
+/* Selu's defaults are ONNX's float32 constants (alpha, gamma). */
+static void op_selu(OnnxImport *x) {
+    unary(x, GK_SELU, ox_attr_float(x, "alpha", 1.67326319217681884765625),
+          ox_attr_float(x, "gamma", 1.05070102214813232421875));
+}
+static void op_celu(OnnxImport *x) {
+    double a = ox_attr_float(x, "alpha", 1.0);
+    if (a == 0 || isnan(a)) {
+        ox_error(x, "malformed model: Celu alpha=%g", a);
+        return;
+    }
+    unary(x, GK_CELU, a, 0);
+}
+static void op_thresholded_relu(OnnxImport *x) { unary(x, GK_THRESHOLDED_RELU, ox_attr_float(x, "alpha", 1.0), 0); }
+
 static void op_gelu(OnnxImport *x) {
     char buf[32];
     const char *approx = ox_attr_string(x, "approximate", "none", buf, sizeof buf);
@@ -1045,12 +1064,14 @@ static const OpEntry ops[] = {
     {"AveragePool", op_average_pool, "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
     {"BatchNormalization", op_batch_norm, "consumed_inputs epsilon is_test momentum spatial training_mode"},
     {"Cast", op_cast, "to saturate"},
+    {"Celu", op_celu, "alpha"},
     {"Clip", op_clip, "consumed_inputs max min"},
     {"Concat", op_concat, "axis"},
     {"ConstantOfShape", op_constant_of_shape, "value"},
     {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
     {"Div", op_table_binary, "broadcast axis consumed_inputs"},
     {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
+    {"Elu", op_elu, "alpha consumed_inputs"},
     {"Exp", op_table_unary, "consumed_inputs"},
     {"Flatten", op_flatten, "axis"},
     {"Gather", op_gather, "axis"},
@@ -1058,6 +1079,7 @@ static const OpEntry ops[] = {
     {"Gemm", op_gemm, "alpha beta broadcast transA transB"},
     {"GlobalAveragePool", op_global_average_pool, ""},
     {"GlobalMaxPool", op_global_max_pool, ""},
+    {"HardSigmoid", op_hard_sigmoid, "alpha beta consumed_inputs"},
     {"Identity", op_identity, ""},
     {"LeakyRelu", op_leaky_relu, "alpha consumed_inputs"},
     {"LogSoftmax", op_log_softmax, "axis"},
@@ -1070,12 +1092,19 @@ static const OpEntry ops[] = {
     {"Pow", op_table_binary, "broadcast axis"},
     {"PRelu", op_prelu, "consumed_inputs"},
     {"Range", op_range, ""},
+    {"ReduceL1", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceL2", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceLogSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceLogSumExp", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMax", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMean", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMin", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceProd", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceSumSquare", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"Relu", op_table_unary, "consumed_inputs"},
     {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
+    {"Selu", op_selu, "alpha gamma consumed_inputs"},
     {"Shape", op_shape, "end start"},
     {"Sigmoid", op_table_unary, "consumed_inputs"},
     {"Softmax", op_softmax, "axis"},
@@ -1084,6 +1113,7 @@ static const OpEntry ops[] = {
     {"Sub", op_table_binary, "broadcast axis consumed_inputs"},
     {"Sum", op_sum, "consumed_inputs"},
     {"Tanh", op_table_unary, "consumed_inputs"},
+    {"ThresholdedRelu", op_thresholded_relu, "alpha"},
     {"Transpose", op_transpose, "perm"},
     {"Unsqueeze", op_unsqueeze, "axes"},
 };

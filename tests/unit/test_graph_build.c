@@ -369,7 +369,7 @@ static void test_errors(void) {
         {e_matmul_batch, "error: cannot matmul tensor<f32>[2, 4, 8] and tensor<f32>[3, 8, 2]: batch dim 0 is 2 vs 3"},
         {e_reshape, "error: cannot reshape tensor<f32>[N, 64] to tensor<f32>[N, 32]: the element counts are 64*N vs 32*N"},
         {e_reshape_sym, "error: reshape: dim 0 'M' is not a symbol of the graph"},
-        {e_unary, "error: internal error: kind 13 is not a unary op"},
+        {e_unary, "error: internal error: kind 29 is not a unary op"},
         {e_binary_kind, "error: internal error: kind 0 is not a binary op"},
         {e_elem, "error: add: operands tensor<f32>[N] and tensor<f16>[N] have different element types"},
         {e_pool_pad, "error: max_pool2d: padding 2 must be smaller than the window extent 2"},
