@@ -36,6 +36,10 @@ typedef struct OnnxImport {
     SrcLoc loc;            /* model path, line = node index + 1 */
 } OnnxImport;
 
+/* a * b of the current Mul node as the activation it ends (onnx_patterns.c: SiLU, GELU written out), its
+ * matched ops removed from the graph; NULL when it ends none (nothing changed). */
+Value *ox_match_mul(OnnxImport *x, Value *a, Value *b);
+
 /* Reports "<fmt>" as an error at the current node; returns NULL (for `return ox_error(...)`). */
 void *ox_error(OnnxImport *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same, returning false (for functions that return success). */

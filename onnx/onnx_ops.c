@@ -263,7 +263,9 @@ static void binary(OnnxImport *x, GraphKindId kind) {
     Value *a = ox_input(x, 0);
     Value *b = a ? ox_input(x, 1) : NULL;
     if (b) b = legacy_broadcast(x, a, b);
-    if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
+    Value *act = a && b && kind == GK_MUL ? ox_match_mul(x, a, b) : NULL;
+    if (act) ox_set_output(x, 0, act);
+    else if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
 }
 
 /* Add, Sub, Mul, Div, Pow: the binary kind of the table's row. */
