@@ -738,6 +738,7 @@ static void check_graph(Verifier *v, Op *op) {
     case OP_G_BN_FOLD_W:
     case OP_G_BN_FOLD_B: check_bn_fold(v, op); break;
     case OP_G_MAP: check_map(v, op); break;
+    case OP_G_CONCAT: int_attr_in(v, op, "axis", 0, RES(0)->rank - 1, NULL); break;
     default: break; /* graph.reshape: no attributes */
     }
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */

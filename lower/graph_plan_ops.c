@@ -573,6 +573,42 @@ static bool lower_reshape(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_concat, once per operand: operand k viewed as [O, CK, I] is copied into the result viewed as
+ * [O, CY, I] from index off_k on (O the product of the dims before the axis, I of those after). Each
+ * element is read once and written once; the launches write disjoint slices of one buffer. */
+static bool lower_concat(GpGraph *g, Op *op) {
+    const Attr *ax = need_attr(g, op, "axis", "an integer");
+    const char *T = ax ? gp_dtype(g, op->results[0].type, op->loc) : NULL;
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *Y = gp_t(g, y);
+    int axis = (int)ax->i;
+    if (ax->kind != ATTR_INT || axis < 0 || axis >= Y->rank)
+        return bad_attr(g, op, "axis", arena_printf(g->a, "an axis below %d", Y->rank));
+    Func *k = gp_kernel(g, "std_concat", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    const char *O = gp_prod(g, Y->dims, 0, axis), *I = gp_prod(g, Y->dims, axis + 1, Y->rank);
+    const char *oyi[3] = {O, Y->dims[axis], I};
+    int yv = gp_reshape(g, y, 3, oyi, hint(g, y, "oci"));
+    const char *off = "0";
+    for (int i = 0; i < op->num_operands; i++) {
+        int x = operand(g, op, i, Y->rank, Y->rank);
+        if (x < 0) return false;
+        GpTensor *X = gp_t(g, x);
+        const char *oxi[3] = {O, X->dims[axis], I};
+        int xv = gp_reshape(g, x, 3, oxi, hint(g, x, "oci"));
+        GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, oxi, 0, 3), block), "1", "1", op->loc);
+        gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+        gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+        gp_arg_i32(g, l, off);
+        int64_t a, b;
+        off = gp_is_lit(off, &a) && gp_is_lit(X->dims[axis], &b) ? arena_printf(g->a, "%lld", (long long)(a + b))
+                                                                  : arena_printf(g->a, "%s+%s", off, X->dims[axis]);
+    }
+    return true;
+}
+
 bool gp_lower_op(GpGraph *g, Op *op) {
     if (op->num_results != 1) {
         diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
@@ -591,6 +627,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_MAP: return lower_map(g, op);
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
+    case OP_G_CONCAT: return lower_concat(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

@@ -1030,13 +1030,32 @@ static void op_gather(OnnxImport *x) {
     ox_set_folded(x, 0, &t);
 }
 
+/* Concat of tensors: graph.concat along `axis` (required). */
+static void concat_tensors(OnnxImport *x, int n) {
+    const Onnx__AttributeProto *a = ox_attr(x, "axis");
+    if (!a) {
+        ox_error(x, "malformed model: Concat without axis");
+        return;
+    }
+    if (n < 1 || n > GB_CONCAT_MAX) {
+        ox_error(x, "unsupported input: Concat of %d tensors (1 to %d)", n, GB_CONCAT_MAX);
+        return;
+    }
+    Value *vs[GB_CONCAT_MAX];
+    for (int i = 0; i < n; i++)
+        if (!(vs[i] = ox_input(x, i))) return;
+    int axis = norm_axis(x, a->i, ox_rank(vs[0]), 0, "axis");
+    if (axis >= 0) ox_set_output(x, 0, gb_concat(x->g, x->loc, vs, n, axis));
+}
+
+/* Concat of 1-D integer constants (shape arithmetic) is folded; of tensors it is graph.concat. */
 static void op_concat(OnnxImport *x) {
     int n = ox_num_inputs(x);
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
         const OnnxTensor *t = int_const(x, i);
         if (!t || t->rank != 1) {
-            ox_error(x, "unsupported op: Concat (only of integer constants)");
+            concat_tensors(x, n);
             return;
         }
         total += (int64_t)t->numel;

@@ -1,0 +1,46 @@
+/* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat. */
+#include "graph_internal.h"
+
+#define T(v) gb_tstr(g, (v)->type)
+
+Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
+    if (n < 1 || n > GB_CONCAT_MAX) {
+        gb_error(g, loc, "concat: give 1 to %d tensors, got %d", GB_CONCAT_MAX, n);
+        return NULL;
+    }
+    if (!gb_operands(g, loc, "concat", xs, n)) return NULL;
+    int rank = xs[0]->type->rank;
+    if (rank < 1 || rank > 8) {
+        gb_error(g, loc, "concat: the tensors must have rank 1 to 8, got %s", T(xs[0]));
+        return NULL;
+    }
+    if (axis < -rank || axis >= rank) {
+        gb_error(g, loc, "concat: axis %d is out of range for %s", axis, T(xs[0]));
+        return NULL;
+    }
+    if (axis < 0) axis += rank;
+    const ShapeExpr *len = NULL;
+    for (int i = 0; i < n; i++) {
+        if (xs[i]->type->rank != rank) {
+            gb_error(g, loc, "cannot concatenate %s and %s: the ranks differ", T(xs[0]), T(xs[i]));
+            return NULL;
+        }
+        for (int d = 0; d < rank; d++) {
+            if (d == axis) continue;
+            const ShapeExpr *a = gb_dim(g, xs[0]->type, d), *b = gb_dim(g, xs[i]->type, d);
+            if (!gb_require_equal(g, a, b)) {
+                gb_error(g, loc, "cannot concatenate %s and %s along axis %d: dim %d is %s vs %s", T(xs[0]), T(xs[i]),
+                         axis, d, gb_dim_text(g, a), gb_dim_text(g, b));
+                return NULL;
+            }
+        }
+        const ShapeExpr *di = gb_dim(g, xs[i]->type, axis);
+        len = len ? sx_bin(g->tmp, SX_ADD, len, di) : di;
+    }
+    GbDim dims[8];
+    for (int d = 0; d < rank; d++)
+        gb_make_dim(g, d == axis ? sx_simplify(g->tmp, len) : gb_dim(g, xs[0]->type, d), &dims[d]);
+    Op *op = gb_emit(g, OP_G_CONCAT, xs, n, gb_tensor(g, xs[0]->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
+    return op->results;
+}
