@@ -120,6 +120,9 @@ Value *ox_input(OnnxImport *x, int i) {
     if (!ox_has_input(x, i)) return ox_error(x, "malformed model: %s needs input %d", x->op, i);
     const char *name = x->node->input[i];
     OxValue *e = find_val(x, name);
+    if (e && e->padded)
+        return ox_error(x, "unsupported op: Pad (a zero Pad is imported only as the padding of the Conv or "
+                           "AveragePool that reads it; '%s' is read by %s)", name, x->op);
     if (e && e->v) return e->v;
     if (e && e->tsrc) return ox_error(x, "%s", e->why);
     if (e) return ox_error(x, "unsupported input: %s input '%s' is folded at import time (shape arithmetic, Cast, "
@@ -155,6 +158,20 @@ int ox_const_ints(OnnxImport *x, int i, const char *what, int64_t *out, int cap)
     }
     for (size_t k = 0; k < t->numel; k++) out[k] = onnx_tensor_get_i64(t, k);
     return (int)t->numel;
+}
+
+Value *ox_input_padded(OnnxImport *x, int i, int pad[4]) {
+    OxValue *e = ox_has_input(x, i) ? find_val(x, x->node->input[i]) : NULL;
+    for (int k = 0; k < 4; k++) pad[k] = e && e->padded ? e->pad[k] : 0;
+    return e && e->padded ? e->v : ox_input(x, i);
+}
+
+void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]) {
+    if (!v || !ox_output_used(x, i)) return;
+    OxValue *e = add_val(x, x->node->output[i]);
+    e->v = v;
+    e->padded = true;
+    memcpy(e->pad, pad, sizeof e->pad);
 }
 
 void ox_set_output(OnnxImport *x, int i, Value *v) {

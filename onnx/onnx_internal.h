@@ -18,6 +18,10 @@ typedef struct OxValue {
      * MatMul and Gemm can consume it, through their trans flags; other uses report why. */
     Value *tsrc;
     const char *why;
+    /* A zero Pad of v's spatial dims (top, left, bottom, right) not materialised: only the Conv or
+     * AveragePool that reads it consumes it, as extra padding (onnx_pad.c). */
+    bool padded;
+    int pad[4];
 } OxValue;
 
 typedef struct OnnxImport {
@@ -53,6 +57,15 @@ bool ox_has_input(const OnnxImport *x, int i);
 Value *ox_input(OnnxImport *x, int i);
 /* Input i as a graph value, or the source of a pending last-two-dims transpose (then *trans = true). */
 Value *ox_input_transposable(OnnxImport *x, int i, bool *trans);
+/* Input i as a graph value and the pending zero padding of its spatial dims (pad[4]: top, left, bottom,
+ * right; zeros when none): for Conv and AveragePool. NULL after an error, as ox_input. */
+Value *ox_input_padded(OnnxImport *x, int i, int pad[4]);
+/* Output i is v with a pending zero pad of its spatial dims (top, left, bottom, right). */
+void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]);
+/* ONNX Pad (onnx_pad.c). */
+void ox_op_pad(OnnxImport *x);
+/* How many node inputs and graph outputs of the model name `name` (onnx_patterns.c). */
+int ox_uses_of(const OnnxImport *x, const char *name);
 /* Output i is src with its last two dims swapped, pending (why: the error for other consumers). */
 void ox_set_transposed(OnnxImport *x, int i, Value *src, const char *why);
 /* Input i's value known at import time (a model constant or a folded value), or NULL after

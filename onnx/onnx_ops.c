@@ -474,8 +474,15 @@ static void to_2d(int nsp, const Spatial *sp, int k[2], int s[2], int d[2], int 
     }
 }
 
+/* Adds a pending zero Pad of the input (ox_input_padded) to the spatial padding of a 2-D op. */
+static void add_pending_pad(Spatial *sp, int nsp, const int pad[4]) {
+    if (nsp != 2) return;
+    sp->pb[0] += pad[0], sp->pb[1] += pad[1], sp->pe[0] += pad[2], sp->pe[1] += pad[3];
+}
+
 static void op_conv(OnnxImport *x) {
-    Value *v = ox_input(x, 0);
+    int pend[4];
+    Value *v = ox_input_padded(x, 0, pend);
     Value *w = v ? ox_input(x, 1) : NULL;
     Value *bias = NULL;
     if (!w || (ox_has_input(x, 2) && !(bias = ox_input(x, 2)))) return;
@@ -492,6 +499,7 @@ static void op_conv(OnnxImport *x) {
     }
     Spatial sp;
     if (!spatial_attrs(x, nsp, kernel, in, &sp)) return;
+    add_pending_pad(&sp, nsp, pend);
     int64_t group = ox_attr_int(x, "group", 1);
     if (group < 1 || group > (1 << 20)) {
         ox_error(x, "malformed model: Conv group=%lld", (long long)group);
@@ -509,7 +517,8 @@ static void op_conv(OnnxImport *x) {
 }
 
 static void pool(OnnxImport *x, bool is_max) {
-    Value *v = ox_input(x, 0);
+    int pend[4];
+    Value *v = is_max ? ox_input(x, 0) : ox_input_padded(x, 0, pend);
     if (!v || !spatial_rank(x, v)) return;
     if (ox_output_used(x, 1)) {
         ox_error(x, "unsupported attribute: MaxPool indices output");
@@ -530,6 +539,16 @@ static void pool(OnnxImport *x, bool is_max) {
     if (!spatial_attrs(x, nsp, NULL, in, &sp)) return;
     GbPool p = {.max = is_max, .ceil_mode = ox_attr_int(x, "ceil_mode", 0) != 0,
                 .count_include_pad = ox_attr_int(x, "count_include_pad", 0) != 0};
+    if (!is_max && (pend[0] || pend[1] || pend[2] || pend[3])) {
+        /* The Pad's zeros are input elements: they count, so the pool's own padding must count too. */
+        bool own = sp.pb[0] || sp.pb[1] || sp.pe[0] || sp.pe[1];
+        if (own && !p.count_include_pad) {
+            ox_error(x, "unsupported attribute: AveragePool count_include_pad=0 with pads after a zero Pad");
+            return;
+        }
+        add_pending_pad(&sp, nsp, pend);
+        p.count_include_pad = true;
+    }
     to_2d(nsp, &sp, p.kernel, p.stride, p.dilation, p.padding);
     if (nsp == 1) v = add_unit_height(x, v);
     Value *y = v ? gb_pool(x->g, x->loc, v, &p) : NULL;
@@ -1045,7 +1064,8 @@ static void concat_tensors(OnnxImport *x, int n) {
     for (int i = 0; i < n; i++)
         if (!(vs[i] = ox_input(x, i))) return;
     int axis = norm_axis(x, a->i, ox_rank(vs[0]), 0, "axis");
-    if (axis >= 0) ox_set_output(x, 0, gb_concat(x->g, x->loc, vs, n, axis));
+    /* One tensor: itself (DenseNet's first layer concatenates its input alone). */
+    if (axis >= 0) ox_set_output(x, 0, n == 1 ? vs[0] : gb_concat(x->g, x->loc, vs, n, axis));
 }
 
 /* Concat of 1-D integer constants (shape arithmetic) is folded; of tensors it is graph.concat. */
@@ -1110,6 +1130,7 @@ static const OpEntry ops[] = {
     {"Min", op_min, "consumed_inputs"},
     {"Mul", op_table_binary, "broadcast axis consumed_inputs"},
     {"Neg", op_table_unary, "consumed_inputs"},
+    {"Pad", ox_op_pad, "mode pads value"},
     {"Pow", op_table_binary, "broadcast axis"},
     {"PRelu", op_prelu, "consumed_inputs"},
     {"Range", op_range, ""},

@@ -16,8 +16,7 @@ static const char *onnx_name_of(const OnnxImport *x, const Value *v) {
     return NULL;
 }
 
-/* How many node inputs and graph outputs of the model name `name`. */
-static int uses_of(const OnnxImport *x, const char *name) {
+int ox_uses_of(const OnnxImport *x, const char *name) {
     const Onnx__GraphProto *g = x->model->graph;
     int n = 0;
     for (size_t i = 0; i < g->n_node; i++)
@@ -30,7 +29,7 @@ static int uses_of(const OnnxImport *x, const char *name) {
 /* Whether v is the result of a graph op used once in the whole model (so removing it changes nothing else). */
 static bool single_use(const OnnxImport *x, const Value *v) {
     const char *name = v && v->def ? onnx_name_of(x, v) : NULL;
-    return name && uses_of(x, name) == 1;
+    return name && ox_uses_of(x, name) == 1;
 }
 
 /* v's op when it is graph.unary of kind k. */
