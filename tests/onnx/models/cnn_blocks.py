@@ -12,6 +12,11 @@ model.double()), the runner's reference policy (docs/onnx.md).
   residuals 16 (SE, stride 2), 24 (stride 2), 24, 40 (5x5 depthwise, SE, hardswish)).
 - efficientnet_b0: torchvision's efficientnet_b0().features[:4] (stem 32 SiLU; MBConv 16, 24 (stride-2
   depthwise), 40 (5x5, stride 2); squeeze-and-excitation with SiLU and sigmoid).
+- densenet121: a dense block of DenseNet-121's shape (64 input channels, growth 32, bottleneck 128; 3
+  layers of BN -> ReLU -> 1x1 conv -> BN -> ReLU -> 3x3 conv, each concatenating all earlier features)
+  and a transition (BN -> ReLU -> 1x1 conv 160 -> 80 -> 2x2 average pooling), 16x16 input.
+- inception_a: torchvision's InceptionA(64, pool_features=32): four parallel branches (1x1; 1x1 -> 5x5;
+  1x1 -> 3x3 -> 3x3; 3x3 average pooling with padding -> 1x1) concatenated, 8x8 input.
 """
 import io
 import os
@@ -62,8 +67,20 @@ def efficientnet_b0():
     return torchvision.models.efficientnet_b0().features[:4], [1, 3, 32, 32]
 
 
+def densenet():
+    import torch
+    from torchvision.models import densenet as dn
+    return torch.nn.Sequential(dn._DenseBlock(num_layers=3, num_input_features=64, bn_size=4, growth_rate=32,
+                                              drop_rate=0), dn._Transition(160, 80)), [1, 64, 16, 16]
+
+
+def inception():
+    from torchvision.models import inception as inc
+    return inc.InceptionA(64, pool_features=32), [1, 64, 8, 8]
+
+
 BLOCKS = (("silu_gelu", SiluGelu.make), ("mobilenet_v3_small", mobilenet_v3_small),
-          ("efficientnet_b0", efficientnet_b0))
+          ("efficientnet_b0", efficientnet_b0), ("densenet121", densenet), ("inception_a", inception))
 
 
 def cnn_cases(out, save_case, seed):
