@@ -76,6 +76,9 @@ Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis);
 #define GB_CONCAT_MAX 256
 Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis);
 
+/* x with its dims permuted (rank 1..8; perm a permutation of 0..rank-1): result dim i is x's dim perm[i]. */
+Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n);
+
 /* Checks v's inferred type against a declared one (a tensor type: a graph's declared result, an ONNX
  * output's value_info): element type and rank equal; per dim, provably equal is fine, provably
  * different is an error ("WHAT is declared T1 but is T2: dim 2 is H vs _d0 (= (H+1)/2)"), undecided

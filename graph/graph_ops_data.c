@@ -1,4 +1,5 @@
-/* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat. */
+/* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat,
+ * transpose. */
 #include "graph_internal.h"
 
 #define T(v) gb_tstr(g, (v)->type)
@@ -42,5 +43,27 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
         gb_make_dim(g, d == axis ? sx_simplify(g->tmp, len) : gb_dim(g, xs[0]->type, d), &dims[d]);
     Op *op = gb_emit(g, OP_G_CONCAT, xs, n, gb_tensor(g, xs[0]->type->elem, rank, dims), loc);
     ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
+    return op->results;
+}
+
+Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n) {
+    if (!gb_operands(g, loc, "transpose", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (rank < 1 || rank > 8 || n != rank) {
+        gb_error(g, loc, "transpose: perm has %d axes for %s", n, T(x));
+        return NULL;
+    }
+    bool seen[8] = {false};
+    GbDim dims[8];
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
+            gb_error(g, loc, "transpose: perm is not a permutation of the axes of %s", T(x));
+            return NULL;
+        }
+        seen[perm[i]] = true;
+        gb_make_dim(g, gb_dim(g, x->type, perm[i]), &dims[i]);
+    }
+    Op *op = gb_emit(g, OP_G_TRANSPOSE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "perm", gb_ints(g, perm, n));
     return op->results;
 }

@@ -609,6 +609,35 @@ static bool lower_concat(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_unary's identity over x viewed through the permutation (y dim i is x dim perm[i]): a copy in y's
+ * row-major order, x read at permuted strides. Rank <= 6 (the elementwise kernels' rank). */
+static bool lower_transpose(GpGraph *g, Op *op) {
+    const Attr *p = need_attr(g, op, "perm", "a permutation");
+    int x = p ? operand(g, op, 0, 1, GP_ELEMWISE_RANK) : -1;
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    int r = gp_t(g, x)->rank, perm[GP_ELEMWISE_RANK];
+    bool ok = p->kind == ATTR_ARRAY && p->n == r;
+    for (int i = 0; ok && i < r; i++) {
+        ok = p->items[i]->kind == ATTR_INT && p->items[i]->i >= 0 && p->items[i]->i < r;
+        perm[i] = ok ? (int)p->items[i]->i : 0;
+    }
+    if (!ok) return bad_attr(g, op, "perm", arena_printf(g->a, "a permutation of %d axes", r));
+    const char *values[] = {T, itoa_a(g, graph_kind(GK_IDENTITY)->code)};
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    ElemViews ev;
+    if (!k || !elementwise_views(g, &y, 1, y, op->loc, &ev)) return false;
+    int64_t block = gp_kconst(g, k, "BLOCK", op->loc);
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, perm, r, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_f32(g, l, 0.0);
+    gp_arg_f32(g, l, 0.0);
+    return true;
+}
+
 bool gp_lower_op(GpGraph *g, Op *op) {
     if (op->num_results != 1) {
         diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
@@ -628,6 +657,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     case OP_G_CONCAT: return lower_concat(g, op);
+    case OP_G_TRANSPOSE: return lower_transpose(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

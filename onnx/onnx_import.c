@@ -116,6 +116,18 @@ bool ox_has_input(const OnnxImport *x, int i) {
     return i >= 0 && (size_t)i < x->node->n_input && x->node->input[i] && x->node->input[i][0];
 }
 
+/* A last-two-dims transpose read by something other than MatMul/Gemm (or a graph output): a
+ * graph.transpose, made once. */
+static Value *materialise(OnnxImport *x, OxValue *e) {
+    int r = e->tsrc->type->rank, perm[8];
+    if (r < 2 || r > 8) return ox_error(x, "%s", e->why);
+    for (int k = 0; k < r; k++) perm[k] = k;
+    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+    e->v = gb_transpose(x->g, x->loc, e->tsrc, perm, r);
+    if (e->v) e->tsrc = NULL;
+    return e->v;
+}
+
 Value *ox_input(OnnxImport *x, int i) {
     if (!ox_has_input(x, i)) return ox_error(x, "malformed model: %s needs input %d", x->op, i);
     const char *name = x->node->input[i];
@@ -124,7 +136,7 @@ Value *ox_input(OnnxImport *x, int i) {
         return ox_error(x, "unsupported op: Pad (a zero Pad is imported only as the padding of the Conv or "
                            "AveragePool that reads it; '%s' is read by %s)", name, x->op);
     if (e && e->v) return e->v;
-    if (e && e->tsrc) return ox_error(x, "%s", e->why);
+    if (e && e->tsrc) return materialise(x, e);
     if (e) return ox_error(x, "unsupported input: %s input '%s' is folded at import time (shape arithmetic, Cast, "
                               "ConstantOfShape, Range of constants): it can feed shapes, axes and bounds, not a tensor",
                            x->op, name);
@@ -455,7 +467,7 @@ Func *onnx_import(IrModule *m, DiagEngine *d, const char *path, const void *byte
         OxValue *e = find_val(x, on);
         const OnnxConst *c = e ? NULL : onnx_model_const(model, on);
         if (e && e->v) results[i] = e->v;
-        else if (e && e->tsrc) ok = ox_fail(x, "%s", e->why);
+        else if (e && e->tsrc) ok = (results[i] = materialise(x, e)) != NULL;
         else if (e) ok = ox_fail(x, "unsupported shape: graph output '%s' is computed at import time", on);
         else if (c) ok = (results[i] = param_value(x, c, &fr.names)) != NULL;
         else ok = ox_fail(x, "malformed model: graph output '%s' is not computed by any node", on);

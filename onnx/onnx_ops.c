@@ -844,7 +844,9 @@ static void op_transpose(OnnxImport *x) {
     bool last_two = r >= 2 && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
     for (int i = 0; i < r - 2; i++) last_two = last_two && perm[i] == i;
     if (!last_two) {
-        ox_error(x, "%s", why);
+        int p[ONNX_MAX_RANK];
+        for (int i = 0; i < r; i++) p[i] = (int)perm[i];
+        ox_set_output(x, 0, gb_transpose(x->g, x->loc, v, p, r));
         return;
     }
     ox_set_transposed(x, 0, v, why);

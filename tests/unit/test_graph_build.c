@@ -321,6 +321,9 @@ static Value *e_concat_axis(GraphBuilder *g) {
     Value *xs[1] = {arg(g, "a", "N,8", false)};
     return gb_concat(g, L(2), xs, 1, 2);
 }
+static Value *e_transpose(GraphBuilder *g) {
+    return gb_transpose(g, L(2), arg(g, "x", "N,8,4", false), (const int[]){0, 2, 2}, 3);
+}
 static Value *e_unary(GraphBuilder *g) { return gb_unary(g, L(2), GK_ADD, arg(g, "x", "N", false), 0, 0); }
 static Value *e_binary_kind(GraphBuilder *g) {
     Value *x = arg(g, "x", "N", false);
@@ -379,6 +382,7 @@ static void test_errors(void) {
         {e_reshape_sym, "error: reshape: dim 0 'M' is not a symbol of the graph"},
         {e_concat, "error: cannot concatenate tensor<f32>[N, 8] and tensor<f32>[N, 9] along axis 0: dim 1 is 8 vs 9"},
         {e_concat_axis, "error: concat: axis 2 is out of range for tensor<f32>[N, 8]"},
+        {e_transpose, "error: transpose: perm is not a permutation of the axes of tensor<f32>[N, 8, 4]"},
         {e_unary, "error: internal error: kind 29 is not a unary op"},
         {e_binary_kind, "error: internal error: kind 0 is not a binary op"},
         {e_elem, "error: add: operands tensor<f32>[N] and tensor<f16>[N] have different element types"},
