@@ -62,8 +62,9 @@ Value *ox_input_transposable(OnnxImport *x, int i, bool *trans);
 Value *ox_input_padded(OnnxImport *x, int i, int pad[4]);
 /* Output i is v with a pending zero pad of its spatial dims (top, left, bottom, right). */
 void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]);
-/* ONNX Pad (onnx_pad.c). */
+/* ONNX Pad (onnx_pad.c) and LayerNormalization (onnx_layer_norm.c). */
 void ox_op_pad(OnnxImport *x);
+void ox_op_layer_norm(OnnxImport *x);
 /* How many node inputs and graph outputs of the model name `name` (onnx_patterns.c). */
 int ox_uses_of(const OnnxImport *x, const char *name);
 /* Output i is src with its last two dims swapped, pending (why: the error for other consumers). */

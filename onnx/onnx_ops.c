@@ -1124,6 +1124,7 @@ static const OpEntry ops[] = {
     {"GlobalMaxPool", op_global_max_pool, ""},
     {"HardSigmoid", op_hard_sigmoid, "alpha beta consumed_inputs"},
     {"Identity", op_identity, ""},
+    {"LayerNormalization", ox_op_layer_norm, "axis epsilon stash_type"},
     {"LeakyRelu", op_leaky_relu, "alpha consumed_inputs"},
     {"LogSoftmax", op_log_softmax, "axis"},
     {"MatMul", op_matmul, ""},

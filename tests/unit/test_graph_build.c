@@ -383,7 +383,7 @@ static void test_errors(void) {
         {e_concat, "error: cannot concatenate tensor<f32>[N, 8] and tensor<f32>[N, 9] along axis 0: dim 1 is 8 vs 9"},
         {e_concat_axis, "error: concat: axis 2 is out of range for tensor<f32>[N, 8]"},
         {e_transpose, "error: transpose: perm is not a permutation of the axes of tensor<f32>[N, 8, 4]"},
-        {e_unary, "error: internal error: kind 29 is not a unary op"},
+        {e_unary, "error: internal error: kind 30 is not a unary op"},
         {e_binary_kind, "error: internal error: kind 0 is not a binary op"},
         {e_elem, "error: add: operands tensor<f32>[N] and tensor<f16>[N] have different element types"},
         {e_pool_pad, "error: max_pool2d: padding 2 must be smaller than the window extent 2"},

@@ -79,6 +79,7 @@ static double ref_unary(int op, double v, double a0, double a1) {
     case GK_CEIL: return ceil(v);
     case GK_ROUND: return nearbyint(v); /* the default rounding mode: half to even */
     case GK_SIGN: return v > 0 ? 1 : v < 0 ? -1 : v;
+    case GK_AFFINE: return a0 * v + a1;
     default: return v;
     }
 }
@@ -141,6 +142,7 @@ static void test_unary(void) {
     run_unary(GK_THRESHOLDED_RELU, F32, d, false, 0.5, 0);
     for (int op = GK_HARDSWISH; op <= GK_IDENTITY; op++)
         if (op != GK_ELU && op != GK_SELU && op != GK_CELU && op != GK_THRESHOLDED_RELU) run_unary(op, F32, d, false, 0, 0);
+    run_unary(GK_AFFINE, F32, d, false, -1.5, 1e-5);
     run_unary(GK_HARDSWISH, F16, d, false, 0, 0);
     run_unary(GK_MISH, BF16, d, false, 0, 0);
     run_unary(2, F32, d, false, 0.5, -0.5); /* clamp with lo > hi: hi everywhere (PyTorch) */
