@@ -15,6 +15,10 @@ model.double()), the runner's reference policy (docs/onnx.md).
 - densenet121: a dense block of DenseNet-121's shape (64 input channels, growth 32, bottleneck 128; 3
   layers of BN -> ReLU -> 1x1 conv -> BN -> ReLU -> 3x3 conv, each concatenating all earlier features)
   and a transition (BN -> ReLU -> 1x1 conv 160 -> 80 -> 2x2 average pooling), 16x16 input.
+- convnext_tiny: torchvision's CNBlock(96) (ConvNeXt-Tiny's first stage): 7x7 depthwise conv, LayerNorm
+  over channels in NHWC (Permute), Linear 96 -> 384 -> GELU -> Linear 384 -> 96, layer scale (randomised
+  to O(1): its default 1e-6 would hide the branch), Permute back, residual; 8x8 input. The output minus
+  the input (the branch) is checked to be O(1) by gen_models.py.
 - inception_a: torchvision's InceptionA(64, pool_features=32): four parallel branches (1x1; 1x1 -> 5x5;
   1x1 -> 3x3 -> 3x3; 3x3 average pooling with padding -> 1x1) concatenated, 8x8 input.
 """
@@ -74,13 +78,23 @@ def densenet():
                                               drop_rate=0), dn._Transition(160, 80)), [1, 64, 16, 16]
 
 
+def convnext(rng):
+    import torch
+    from torchvision.models import convnext as cn
+    block = cn.CNBlock(96, layer_scale=1e-6, stochastic_depth_prob=0.0)
+    with torch.no_grad():  # the default 1e-6 would hide the whole branch behind the residual
+        block.layer_scale.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, block.layer_scale.shape).astype(np.float32)))
+    return block, [1, 96, 8, 8]
+
+
 def inception():
     from torchvision.models import inception as inc
     return inc.InceptionA(64, pool_features=32), [1, 64, 8, 8]
 
 
 BLOCKS = (("silu_gelu", SiluGelu.make), ("mobilenet_v3_small", mobilenet_v3_small),
-          ("efficientnet_b0", efficientnet_b0), ("densenet121", densenet), ("inception_a", inception))
+          ("efficientnet_b0", efficientnet_b0), ("densenet121", densenet), ("inception_a", inception),
+          ("convnext_tiny", convnext))
 
 
 def cnn_cases(out, save_case, seed):
@@ -89,7 +103,7 @@ def cnn_cases(out, save_case, seed):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     for name, make in BLOCKS:
-        model, shape = make()
+        model, shape = make(rng) if make is convnext else make()
         randomise_bn(model, rng)
         model.eval()
         x = rng.standard_normal(shape).astype(np.float32)
@@ -101,6 +115,10 @@ def cnn_cases(out, save_case, seed):
         print("%s: output %s, |y| max %.3g, std %.3g, float32 max err %.3g" %
               (name, list(y32.shape), np.abs(y64).max(), y64.std(), err))
         assert y64.std() > 1e-2, "%s: a constant output" % name
+        if name == "convnext_tiny":
+            branch = (y64 - x.astype(np.float64)).std()
+            print("convnext_tiny: residual branch std %.3g" % branch)
+            assert branch > 0.1, "the residual branch is negligible"
         for opset in OPSETS:
             f = io.BytesIO()
             torch.onnx.export(model, torch.from_numpy(x), f, opset_version=opset, input_names=["x"],
