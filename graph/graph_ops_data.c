@@ -1,5 +1,5 @@
 /* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat,
- * transpose. */
+ * transpose, slice. */
 #include "graph_internal.h"
 
 #define T(v) gb_tstr(g, (v)->type)
@@ -65,5 +65,37 @@ Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int 
     }
     Op *op = gb_emit(g, OP_G_TRANSPOSE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
     ir_op_set_attr(g->m, op, "perm", gb_ints(g, perm, n));
+    return op->results;
+}
+
+Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
+                const int64_t *sizes, int n) {
+    if (!gb_operands(g, loc, "slice", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (rank < 1 || rank > 8 || n != rank) {
+        gb_error(g, loc, "slice: %d axes given for %s", n, T(x));
+        return NULL;
+    }
+    GbDim dims[8];
+    int st[8], sp[8];
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
+            st[i] = 0, sp[i] = 1;
+            continue;
+        }
+        int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
+        int64_t last = starts[i] + (sizes[i] - 1) * steps[i];
+        if (d < 0 || sizes[i] < 1 || steps[i] == 0 || starts[i] < 0 || starts[i] >= d || last < 0 || last >= d) {
+            gb_error(g, loc, "slice: %lld elements from %lld by %lld do not lie inside dim %d of %s", (long long)sizes[i],
+                     (long long)starts[i], (long long)steps[i], i, T(x));
+            return NULL;
+        }
+        dims[i] = (GbDim){.lit = sizes[i]};
+        st[i] = (int)starts[i], sp[i] = (int)steps[i];
+    }
+    Op *op = gb_emit(g, OP_G_SLICE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "starts", gb_ints(g, st, n));
+    ir_op_set_attr(g->m, op, "steps", gb_ints(g, sp, n));
     return op->results;
 }

@@ -638,6 +638,37 @@ static bool lower_transpose(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_slice on 6-D views (left-padded with 1s, start 0, step 1): y's element i is x's at starts + i * steps. */
+static bool lower_slice(GpGraph *g, Op *op) {
+    const Attr *st = need_attr(g, op, "starts", "integers"), *sp = st ? need_attr(g, op, "steps", "integers") : NULL;
+    int x = sp ? operand(g, op, 0, 1, GP_ELEMWISE_RANK) : -1;
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
+    int r = X->rank, pad = GP_ELEMWISE_RANK - r;
+    bool ok = st->kind == ATTR_ARRAY && sp->kind == ATTR_ARRAY && st->n == r && sp->n == r;
+    for (int i = 0; ok && i < r; i++) ok = st->items[i]->kind == ATTR_INT && sp->items[i]->kind == ATTR_INT;
+    if (!ok) return bad_attr(g, op, "starts", arena_printf(g->a, "%d integers, as 'steps'", r));
+    const char *xs[GP_ELEMWISE_RANK], *ys[GP_ELEMWISE_RANK];
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+        xs[i] = i < pad ? "1" : X->dims[i - pad];
+        ys[i] = i < pad ? "1" : Y->dims[i - pad];
+    }
+    Func *k = gp_kernel(g, "std_slice", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, ys, 0, GP_ELEMWISE_RANK), block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, NULL, 0, xs, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ys, GP_ELEMWISE_RANK);
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+            const Attr *v = a ? sp : st;
+            gp_arg_i32(g, l, i < pad ? (a ? "1" : "0") : arena_printf(g->a, "%lld", (long long)v->items[i - pad]->i));
+        }
+    return true;
+}
+
 bool gp_lower_op(GpGraph *g, Op *op) {
     if (op->num_results != 1) {
         diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
@@ -658,6 +689,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     case OP_G_CONCAT: return lower_concat(g, op);
     case OP_G_TRANSPOSE: return lower_transpose(g, op);
+    case OP_G_SLICE: return lower_slice(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

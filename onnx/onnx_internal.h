@@ -65,6 +65,11 @@ void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]);
 /* ONNX Pad (onnx_pad.c) and LayerNormalization (onnx_layer_norm.c). */
 void ox_op_pad(OnnxImport *x);
 void ox_op_layer_norm(OnnxImport *x);
+/* ONNX Slice and Split (onnx_slice.c). */
+void ox_op_slice(OnnxImport *x);
+void ox_op_split(OnnxImport *x);
+/* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL. */
+const OnnxTensor *ox_int_const(OnnxImport *x, int i);
 /* How many node inputs and graph outputs of the model name `name` (onnx_patterns.c). */
 int ox_uses_of(const OnnxImport *x, const char *name);
 /* Output i is src with its last two dims swapped, pending (why: the error for other consumers). */

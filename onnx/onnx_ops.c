@@ -17,7 +17,7 @@ static bool is_float_dtype(int dt) {
 
 /* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL
  * (no error: the caller then treats the input as a graph value). */
-static const OnnxTensor *int_const(OnnxImport *x, int i) {
+const OnnxTensor *ox_int_const(OnnxImport *x, int i) {
     if (!ox_has_input(x, i)) return NULL;
     const char *name = x->node->input[i];
     for (int k = x->nvals - 1; k >= 0; k--)
@@ -26,6 +26,8 @@ static const OnnxTensor *int_const(OnnxImport *x, int i) {
     const OnnxConst *c = onnx_model_const(x->model, name);
     return c && c->ok && !is_float_dtype(c->t.dtype) ? &c->t : NULL;
 }
+
+static const OnnxTensor *int_const(OnnxImport *x, int i) { return ox_int_const(x, i); }
 
 /* Whether input i's value is known at import time (a model constant or a folded value). */
 static bool known(OnnxImport *x, int i) {
@@ -1152,7 +1154,9 @@ static const OpEntry ops[] = {
     {"Selu", op_selu, "alpha gamma consumed_inputs"},
     {"Shape", op_shape, "end start"},
     {"Sigmoid", op_table_unary, "consumed_inputs"},
+    {"Slice", ox_op_slice, "axes ends starts"},
     {"Softmax", op_softmax, "axis"},
+    {"Split", ox_op_split, "axis num_outputs split"},
     {"Sqrt", op_table_unary, "consumed_inputs"},
     {"Squeeze", op_squeeze, "axes"},
     {"Sub", op_table_binary, "broadcast axis consumed_inputs"},
