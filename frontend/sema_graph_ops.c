@@ -542,14 +542,16 @@ static Value *fn_on_tensors(Sema *s, GraphBuilder *g, const Ast *call, const Ast
 Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call) {
     for (int i = 0; i < call->nargs; i++)
         if (!call->args[i]) return NULL; /* a syntax error inside: already reported */
+    /* The program's own fn wins over a built-in graph op of the same name (hardswish written out by
+     * the user stays the user's formula). */
+    const AstDecl *decl = sema_find_decl(s, call->name);
+    if (decl && decl->kind == DECL_FN) return fn_on_tensors(s, g, call, decl);
     const GraphOp *op = find_op(call->name);
     if (op) {
         const Ast *args[GMAXP] = {0};
         return bind(s, call, op, args) ? op->fn(s, g, call, op, args) : NULL;
     }
-    const AstDecl *decl = sema_find_decl(s, call->name);
     if (decl) {
-        if (decl->kind == DECL_FN) return fn_on_tensors(s, g, call, decl);
         diag_error(s->d, call->loc, "a graph cannot call %s '%s'; it calls graph ops such as conv2d and relu, and fns",
                    decl->kind == DECL_KERNEL ? "kernel" : "graph", decl->name);
         diag_note(s->d, decl->loc, "'%s' declared here", decl->name);

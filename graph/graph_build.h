@@ -71,6 +71,19 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
 /* Flattens dims [0, axis) and [axis, rank) into a rank-2 view (ONNX Flatten). */
 Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis);
 
+/* The n tensors (1..GB_CONCAT_MAX, equal ranks, equal dims but along axis; axis may be negative) joined
+ * along axis: graph.concat. */
+#define GB_CONCAT_MAX 256
+Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis);
+
+/* x with its dims permuted (rank 1..8; perm a permutation of 0..rank-1): result dim i is x's dim perm[i]. */
+Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n);
+
+/* x sliced: result dim i has sizes[i] elements (sizes[i] = -1: all of x's dim i, start 0, step 1), element
+ * j of it x's element starts[i] + j * steps[i] along dim i, which must lie inside a literal dim of x. */
+Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
+                const int64_t *sizes, int n);
+
 /* Checks v's inferred type against a declared one (a tensor type: a graph's declared result, an ONNX
  * output's value_info): element type and rank equal; per dim, provably equal is fine, provably
  * different is an error ("WHAT is declared T1 but is T2: dim 2 is H vs _d0 (= (H+1)/2)"), undecided

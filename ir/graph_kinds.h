@@ -15,6 +15,7 @@ typedef enum GraphImap {
     GRAPH_IMAP_WINDOW,
     GRAPH_IMAP_CONTRACTION,
     GRAPH_IMAP_VIEW,
+    GRAPH_IMAP_GATHER,
 } GraphImap;
 
 /* The most parameters the fn of a graph.map may have (its operands and constants together). */

@@ -738,6 +738,24 @@ static void check_graph(Verifier *v, Op *op) {
     case OP_G_BN_FOLD_W:
     case OP_G_BN_FOLD_B: check_bn_fold(v, op); break;
     case OP_G_MAP: check_map(v, op); break;
+    case OP_G_CONCAT: int_attr_in(v, op, "axis", 0, RES(0)->rank - 1, NULL); break;
+    case OP_G_SLICE:
+        if (ints_attr(v, op, "starts", OPND(0)->rank, 0)) ints_attr(v, op, "steps", OPND(0)->rank, INT32_MIN);
+        break;
+    case OP_G_TRANSPOSE: {
+        if (!ints_attr(v, op, "perm", OPND(0)->rank, 0)) return;
+        const Attr *p = ir_op_attr(op, "perm");
+        bool seen[8] = {false};
+        for (int i = 0; i < p->n; i++) {
+            int64_t k = p->items[i]->i;
+            if (k >= OPND(0)->rank || k >= 8 || seen[k]) {
+                ERR("'%s' attribute 'perm' must be a permutation of the axes of %s", NAME, T(OPND(0)));
+                return;
+            }
+            seen[k] = true;
+        }
+        break;
+    }
     default: break; /* graph.reshape: no attributes */
     }
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */

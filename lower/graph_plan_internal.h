@@ -155,6 +155,8 @@ GpLaunch *gp_launch(GpGraph *g, Func *k, const char *gx, const char *gy, const c
  * none; a shape textually equal to the view's dims is dropped). */
 void gp_arg_view(GpGraph *g, GpLaunch *l, int t, const int *perm, int nperm, const char *const *shape, int nshape);
 void gp_arg_f32(GpGraph *g, GpLaunch *l, double v);
+/* Appends an i32 argument: a shape expression (plan text) evaluated when the graph runs. */
+void gp_arg_i32(GpGraph *g, GpLaunch *l, const char *expr);
 /* The element type of a tensor type as plan text (f32, f16, bf16); NULL after reporting at loc. */
 const char *gp_dtype(GpGraph *g, const Type *t, SrcLoc loc);
 /* Dim i of tensor type t as plan text. */

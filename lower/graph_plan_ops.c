@@ -555,6 +555,102 @@ static bool lower_reshape(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_concat, once per operand: operand k viewed as [O, CK, I] is copied into the result viewed as
+ * [O, CY, I] from index off_k on (O the product of the dims before the axis, I of those after). Each
+ * element is read once and written once; the launches write disjoint slices of one buffer. */
+static bool lower_concat(GpGraph *g, Op *op) {
+    const Attr *ax = need_attr(g, op, "axis", "an integer");
+    const char *T = ax ? gp_dtype(g, op->results[0].type, op->loc) : NULL;
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *Y = gp_t(g, y);
+    int axis = (int)ax->i;
+    if (ax->kind != ATTR_INT || axis < 0 || axis >= Y->rank)
+        return bad_attr(g, op, "axis", arena_printf(g->a, "an axis below %d", Y->rank));
+    Func *k = gp_kernel(g, "std_concat", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    const char *O = gp_prod(g, Y->dims, 0, axis), *I = gp_prod(g, Y->dims, axis + 1, Y->rank);
+    const char *oyi[3] = {O, Y->dims[axis], I};
+    int yv = gp_reshape(g, y, 3, oyi, hint(g, y, "oci"));
+    const char *off = "0";
+    for (int i = 0; i < op->num_operands; i++) {
+        int x = operand(g, op, i, Y->rank, Y->rank);
+        if (x < 0) return false;
+        GpTensor *X = gp_t(g, x);
+        const char *oxi[3] = {O, X->dims[axis], I};
+        int xv = gp_reshape(g, x, 3, oxi, hint(g, x, "oci"));
+        GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, oxi, 0, 3), block), "1", "1", op->loc);
+        gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+        gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+        gp_arg_i32(g, l, off);
+        int64_t a, b;
+        off = gp_is_lit(off, &a) && gp_is_lit(X->dims[axis], &b) ? arena_printf(g->a, "%lld", (long long)(a + b))
+                                                                  : arena_printf(g->a, "%s+%s", off, X->dims[axis]);
+    }
+    return true;
+}
+
+/* std_unary's identity over x viewed through the permutation (y dim i is x dim perm[i]): a copy in y's
+ * row-major order, x read at permuted strides. Rank <= 6 (the elementwise kernels' rank). */
+static bool lower_transpose(GpGraph *g, Op *op) {
+    const Attr *p = need_attr(g, op, "perm", "a permutation");
+    int x = p ? operand(g, op, 0, 1, GP_ELEMWISE_RANK) : -1;
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    int r = gp_t(g, x)->rank, perm[GP_ELEMWISE_RANK];
+    bool ok = p->kind == ATTR_ARRAY && p->n == r;
+    for (int i = 0; ok && i < r; i++) {
+        ok = p->items[i]->kind == ATTR_INT && p->items[i]->i >= 0 && p->items[i]->i < r;
+        perm[i] = ok ? (int)p->items[i]->i : 0;
+    }
+    if (!ok) return bad_attr(g, op, "perm", arena_printf(g->a, "a permutation of %d axes", r));
+    const char *values[] = {T, itoa_a(g, graph_kind(GK_IDENTITY)->code)};
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    ElemViews ev;
+    if (!k || !elementwise_views(g, &y, 1, y, op->loc, &ev)) return false;
+    int64_t block = gp_kconst(g, k, "BLOCK", op->loc);
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, perm, r, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
+    gp_arg_f32(g, l, 0.0);
+    gp_arg_f32(g, l, 0.0);
+    return true;
+}
+
+/* std_slice on 6-D views (left-padded with 1s, start 0, step 1): y's element i is x's at starts + i * steps. */
+static bool lower_slice(GpGraph *g, Op *op) {
+    const Attr *st = need_attr(g, op, "starts", "integers"), *sp = st ? need_attr(g, op, "steps", "integers") : NULL;
+    int x = sp ? operand(g, op, 0, 1, GP_ELEMWISE_RANK) : -1;
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
+    int r = X->rank, pad = GP_ELEMWISE_RANK - r;
+    bool ok = st->kind == ATTR_ARRAY && sp->kind == ATTR_ARRAY && st->n == r && sp->n == r;
+    for (int i = 0; ok && i < r; i++) ok = st->items[i]->kind == ATTR_INT && sp->items[i]->kind == ATTR_INT;
+    if (!ok) return bad_attr(g, op, "starts", arena_printf(g->a, "%d integers, as 'steps'", r));
+    const char *xs[GP_ELEMWISE_RANK], *ys[GP_ELEMWISE_RANK];
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+        xs[i] = i < pad ? "1" : X->dims[i - pad];
+        ys[i] = i < pad ? "1" : Y->dims[i - pad];
+    }
+    Func *k = gp_kernel(g, "std_slice", (const char *[]){"T"}, &T, 1, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, ys, 0, GP_ELEMWISE_RANK), block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, NULL, 0, xs, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ys, GP_ELEMWISE_RANK);
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+            const Attr *v = a ? sp : st;
+            gp_arg_i32(g, l, i < pad ? (a ? "1" : "0") : arena_printf(g->a, "%lld", (long long)v->items[i - pad]->i));
+        }
+    return true;
+}
+
 bool gp_lower_op(GpGraph *g, Op *op) {
     if (op->num_results != 1) {
         diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
@@ -573,6 +669,9 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_MAP: return lower_map(g, op);
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
+    case OP_G_CONCAT: return lower_concat(g, op);
+    case OP_G_TRANSPOSE: return lower_transpose(g, op);
+    case OP_G_SLICE: return lower_slice(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

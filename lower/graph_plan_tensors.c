@@ -206,6 +206,12 @@ void gp_arg_view(GpGraph *g, GpLaunch *l, int t, const int *perm, int nperm, con
     }
 }
 
+void gp_arg_i32(GpGraph *g, GpLaunch *l, const char *expr) {
+    GpArg *a = new_arg(g, l);
+    a->kind = GP_ARG_I32;
+    a->expr = expr;
+}
+
 void gp_arg_f32(GpGraph *g, GpLaunch *l, double v) {
     GpArg *a = new_arg(g, l);
     a->kind = GP_ARG_F32;

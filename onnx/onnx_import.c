@@ -116,12 +116,27 @@ bool ox_has_input(const OnnxImport *x, int i) {
     return i >= 0 && (size_t)i < x->node->n_input && x->node->input[i] && x->node->input[i][0];
 }
 
+/* A last-two-dims transpose read by something other than MatMul/Gemm (or a graph output): a
+ * graph.transpose, made once. */
+static Value *materialise(OnnxImport *x, OxValue *e) {
+    int r = e->tsrc->type->rank, perm[8];
+    if (r < 2 || r > 8) return ox_error(x, "%s", e->why);
+    for (int k = 0; k < r; k++) perm[k] = k;
+    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+    e->v = gb_transpose(x->g, x->loc, e->tsrc, perm, r);
+    if (e->v) e->tsrc = NULL;
+    return e->v;
+}
+
 Value *ox_input(OnnxImport *x, int i) {
     if (!ox_has_input(x, i)) return ox_error(x, "malformed model: %s needs input %d", x->op, i);
     const char *name = x->node->input[i];
     OxValue *e = find_val(x, name);
+    if (e && e->padded)
+        return ox_error(x, "unsupported op: Pad (a zero Pad is imported only as the padding of the Conv or "
+                           "AveragePool that reads it; '%s' is read by %s)", name, x->op);
     if (e && e->v) return e->v;
-    if (e && e->tsrc) return ox_error(x, "%s", e->why);
+    if (e && e->tsrc) return materialise(x, e);
     if (e) return ox_error(x, "unsupported input: %s input '%s' is folded at import time (shape arithmetic, Cast, "
                               "ConstantOfShape, Range of constants): it can feed shapes, axes and bounds, not a tensor",
                            x->op, name);
@@ -155,6 +170,20 @@ int ox_const_ints(OnnxImport *x, int i, const char *what, int64_t *out, int cap)
     }
     for (size_t k = 0; k < t->numel; k++) out[k] = onnx_tensor_get_i64(t, k);
     return (int)t->numel;
+}
+
+Value *ox_input_padded(OnnxImport *x, int i, int pad[4]) {
+    OxValue *e = ox_has_input(x, i) ? find_val(x, x->node->input[i]) : NULL;
+    for (int k = 0; k < 4; k++) pad[k] = e && e->padded ? e->pad[k] : 0;
+    return e && e->padded ? e->v : ox_input(x, i);
+}
+
+void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]) {
+    if (!v || !ox_output_used(x, i)) return;
+    OxValue *e = add_val(x, x->node->output[i]);
+    e->v = v;
+    e->padded = true;
+    memcpy(e->pad, pad, sizeof e->pad);
 }
 
 void ox_set_output(OnnxImport *x, int i, Value *v) {
@@ -438,7 +467,7 @@ Func *onnx_import(IrModule *m, DiagEngine *d, const char *path, const void *byte
         OxValue *e = find_val(x, on);
         const OnnxConst *c = e ? NULL : onnx_model_const(model, on);
         if (e && e->v) results[i] = e->v;
-        else if (e && e->tsrc) ok = ox_fail(x, "%s", e->why);
+        else if (e && e->tsrc) ok = (results[i] = materialise(x, e)) != NULL;
         else if (e) ok = ox_fail(x, "unsupported shape: graph output '%s' is computed at import time", on);
         else if (c) ok = (results[i] = param_value(x, c, &fr.names)) != NULL;
         else ok = ox_fail(x, "malformed model: graph output '%s' is not computed by any node", on);

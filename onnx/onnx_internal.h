@@ -18,6 +18,10 @@ typedef struct OxValue {
      * MatMul and Gemm can consume it, through their trans flags; other uses report why. */
     Value *tsrc;
     const char *why;
+    /* A zero Pad of v's spatial dims (top, left, bottom, right) not materialised: only the Conv or
+     * AveragePool that reads it consumes it, as extra padding (onnx_pad.c). */
+    bool padded;
+    int pad[4];
 } OxValue;
 
 typedef struct OnnxImport {
@@ -36,6 +40,10 @@ typedef struct OnnxImport {
     SrcLoc loc;            /* model path, line = node index + 1 */
 } OnnxImport;
 
+/* a * b of the current Mul node as the activation it ends (onnx_patterns.c: SiLU, GELU written out), its
+ * matched ops removed from the graph; NULL when it ends none (nothing changed). */
+Value *ox_match_mul(OnnxImport *x, Value *a, Value *b);
+
 /* Reports "<fmt>" as an error at the current node; returns NULL (for `return ox_error(...)`). */
 void *ox_error(OnnxImport *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same, returning false (for functions that return success). */
@@ -49,6 +57,21 @@ bool ox_has_input(const OnnxImport *x, int i);
 Value *ox_input(OnnxImport *x, int i);
 /* Input i as a graph value, or the source of a pending last-two-dims transpose (then *trans = true). */
 Value *ox_input_transposable(OnnxImport *x, int i, bool *trans);
+/* Input i as a graph value and the pending zero padding of its spatial dims (pad[4]: top, left, bottom,
+ * right; zeros when none): for Conv and AveragePool. NULL after an error, as ox_input. */
+Value *ox_input_padded(OnnxImport *x, int i, int pad[4]);
+/* Output i is v with a pending zero pad of its spatial dims (top, left, bottom, right). */
+void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]);
+/* ONNX Pad (onnx_pad.c) and LayerNormalization (onnx_layer_norm.c). */
+void ox_op_pad(OnnxImport *x);
+void ox_op_layer_norm(OnnxImport *x);
+/* ONNX Slice and Split (onnx_slice.c). */
+void ox_op_slice(OnnxImport *x);
+void ox_op_split(OnnxImport *x);
+/* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL. */
+const OnnxTensor *ox_int_const(OnnxImport *x, int i);
+/* How many node inputs and graph outputs of the model name `name` (onnx_patterns.c). */
+int ox_uses_of(const OnnxImport *x, const char *name);
 /* Output i is src with its last two dims swapped, pending (why: the error for other consumers). */
 void ox_set_transposed(OnnxImport *x, int i, Value *src, const char *why);
 /* Input i's value known at import time (a model constant or a folded value), or NULL after

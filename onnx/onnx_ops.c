@@ -17,7 +17,7 @@ static bool is_float_dtype(int dt) {
 
 /* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL
  * (no error: the caller then treats the input as a graph value). */
-static const OnnxTensor *int_const(OnnxImport *x, int i) {
+const OnnxTensor *ox_int_const(OnnxImport *x, int i) {
     if (!ox_has_input(x, i)) return NULL;
     const char *name = x->node->input[i];
     for (int k = x->nvals - 1; k >= 0; k--)
@@ -26,6 +26,8 @@ static const OnnxTensor *int_const(OnnxImport *x, int i) {
     const OnnxConst *c = onnx_model_const(x->model, name);
     return c && c->ok && !is_float_dtype(c->t.dtype) ? &c->t : NULL;
 }
+
+static const OnnxTensor *int_const(OnnxImport *x, int i) { return ox_int_const(x, i); }
 
 /* Whether input i's value is known at import time (a model constant or a folded value). */
 static bool known(OnnxImport *x, int i) {
@@ -145,6 +147,25 @@ static GraphKindId table_kind(OnnxImport *x) { return (GraphKindId)graph_kind_by
 static void op_table_unary(OnnxImport *x) { unary(x, table_kind(x), 0, 0); }
 static void op_leaky_relu(OnnxImport *x) { unary(x, GK_LEAKY_RELU, ox_attr_float(x, "alpha", 0.01), 0); }
 
+static void op_hard_sigmoid(OnnxImport *x) {
+    unary(x, GK_HARDSIGMOID, ox_attr_float(x, "alpha", 0.2), ox_attr_float(x, "beta", 0.5));
+}
+static void op_elu(OnnxImport *x) { unary(x, GK_ELU, ox_attr_float(x, "alpha", 1.0), 0); }
+/* Selu's defaults are ONNX's float32 constants (alpha, gamma). */
+static void op_selu(OnnxImport *x) {
+    unary(x, GK_SELU, ox_attr_float(x, "alpha", 1.67326319217681884765625),
+          ox_attr_float(x, "gamma", 1.05070102214813232421875));
+}
+static void op_celu(OnnxImport *x) {
+    double a = ox_attr_float(x, "alpha", 1.0);
+    if (a == 0 || isnan(a)) {
+        ox_error(x, "malformed model: Celu alpha=%g", a);
+        return;
+    }
+    unary(x, GK_CELU, a, 0);
+}
+static void op_thresholded_relu(OnnxImport *x) { unary(x, GK_THRESHOLDED_RELU, ox_attr_float(x, "alpha", 1.0), 0); }
+
 static void op_gelu(OnnxImport *x) {
     char buf[32];
     const char *approx = ox_attr_string(x, "approximate", "none", buf, sizeof buf);
@@ -244,7 +265,9 @@ static void binary(OnnxImport *x, GraphKindId kind) {
     Value *a = ox_input(x, 0);
     Value *b = a ? ox_input(x, 1) : NULL;
     if (b) b = legacy_broadcast(x, a, b);
-    if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
+    Value *act = a && b && kind == GK_MUL ? ox_match_mul(x, a, b) : NULL;
+    if (act) ox_set_output(x, 0, act);
+    else if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
 }
 
 /* Add, Sub, Mul, Div, Pow: the binary kind of the table's row. */
@@ -453,8 +476,15 @@ static void to_2d(int nsp, const Spatial *sp, int k[2], int s[2], int d[2], int 
     }
 }
 
+/* Adds a pending zero Pad of the input (ox_input_padded) to the spatial padding of a 2-D op. */
+static void add_pending_pad(Spatial *sp, int nsp, const int pad[4]) {
+    if (nsp != 2) return;
+    sp->pb[0] += pad[0], sp->pb[1] += pad[1], sp->pe[0] += pad[2], sp->pe[1] += pad[3];
+}
+
 static void op_conv(OnnxImport *x) {
-    Value *v = ox_input(x, 0);
+    int pend[4];
+    Value *v = ox_input_padded(x, 0, pend);
     Value *w = v ? ox_input(x, 1) : NULL;
     Value *bias = NULL;
     if (!w || (ox_has_input(x, 2) && !(bias = ox_input(x, 2)))) return;
@@ -471,6 +501,7 @@ static void op_conv(OnnxImport *x) {
     }
     Spatial sp;
     if (!spatial_attrs(x, nsp, kernel, in, &sp)) return;
+    add_pending_pad(&sp, nsp, pend);
     int64_t group = ox_attr_int(x, "group", 1);
     if (group < 1 || group > (1 << 20)) {
         ox_error(x, "malformed model: Conv group=%lld", (long long)group);
@@ -488,7 +519,8 @@ static void op_conv(OnnxImport *x) {
 }
 
 static void pool(OnnxImport *x, bool is_max) {
-    Value *v = ox_input(x, 0);
+    int pend[4];
+    Value *v = is_max ? ox_input(x, 0) : ox_input_padded(x, 0, pend);
     if (!v || !spatial_rank(x, v)) return;
     if (ox_output_used(x, 1)) {
         ox_error(x, "unsupported attribute: MaxPool indices output");
@@ -509,6 +541,16 @@ static void pool(OnnxImport *x, bool is_max) {
     if (!spatial_attrs(x, nsp, NULL, in, &sp)) return;
     GbPool p = {.max = is_max, .ceil_mode = ox_attr_int(x, "ceil_mode", 0) != 0,
                 .count_include_pad = ox_attr_int(x, "count_include_pad", 0) != 0};
+    if (!is_max && (pend[0] || pend[1] || pend[2] || pend[3])) {
+        /* The Pad's zeros are input elements: they count, so the pool's own padding must count too. */
+        bool own = sp.pb[0] || sp.pb[1] || sp.pe[0] || sp.pe[1];
+        if (own && !p.count_include_pad) {
+            ox_error(x, "unsupported attribute: AveragePool count_include_pad=0 with pads after a zero Pad");
+            return;
+        }
+        add_pending_pad(&sp, nsp, pend);
+        p.count_include_pad = true;
+    }
     to_2d(nsp, &sp, p.kernel, p.stride, p.dilation, p.padding);
     if (nsp == 1) v = add_unit_height(x, v);
     Value *y = v ? gb_pool(x->g, x->loc, v, &p) : NULL;
@@ -804,7 +846,9 @@ static void op_transpose(OnnxImport *x) {
     bool last_two = r >= 2 && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
     for (int i = 0; i < r - 2; i++) last_two = last_two && perm[i] == i;
     if (!last_two) {
-        ox_error(x, "%s", why);
+        int p[ONNX_MAX_RANK];
+        for (int i = 0; i < r; i++) p[i] = (int)perm[i];
+        ox_set_output(x, 0, gb_transpose(x->g, x->loc, v, p, r));
         return;
     }
     ox_set_transposed(x, 0, v, why);
@@ -1009,13 +1053,33 @@ static void op_gather(OnnxImport *x) {
     ox_set_folded(x, 0, &t);
 }
 
+/* Concat of tensors: graph.concat along `axis` (required). */
+static void concat_tensors(OnnxImport *x, int n) {
+    const Onnx__AttributeProto *a = ox_attr(x, "axis");
+    if (!a) {
+        ox_error(x, "malformed model: Concat without axis");
+        return;
+    }
+    if (n < 1 || n > GB_CONCAT_MAX) {
+        ox_error(x, "unsupported input: Concat of %d tensors (1 to %d)", n, GB_CONCAT_MAX);
+        return;
+    }
+    Value *vs[GB_CONCAT_MAX];
+    for (int i = 0; i < n; i++)
+        if (!(vs[i] = ox_input(x, i))) return;
+    int axis = norm_axis(x, a->i, ox_rank(vs[0]), 0, "axis");
+    /* One tensor: itself (DenseNet's first layer concatenates its input alone). */
+    if (axis >= 0) ox_set_output(x, 0, n == 1 ? vs[0] : gb_concat(x->g, x->loc, vs, n, axis));
+}
+
+/* Concat of 1-D integer constants (shape arithmetic) is folded; of tensors it is graph.concat. */
 static void op_concat(OnnxImport *x) {
     int n = ox_num_inputs(x);
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
         const OnnxTensor *t = int_const(x, i);
         if (!t || t->rank != 1) {
-            ox_error(x, "unsupported op: Concat (only of integer constants)");
+            concat_tensors(x, n);
             return;
         }
         total += (int64_t)t->numel;
@@ -1045,12 +1109,14 @@ static const OpEntry ops[] = {
     {"AveragePool", op_average_pool, "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
     {"BatchNormalization", op_batch_norm, "consumed_inputs epsilon is_test momentum spatial training_mode"},
     {"Cast", op_cast, "to saturate"},
+    {"Celu", op_celu, "alpha"},
     {"Clip", op_clip, "consumed_inputs max min"},
     {"Concat", op_concat, "axis"},
     {"ConstantOfShape", op_constant_of_shape, "value"},
     {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
     {"Div", op_table_binary, "broadcast axis consumed_inputs"},
     {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
+    {"Elu", op_elu, "alpha consumed_inputs"},
     {"Exp", op_table_unary, "consumed_inputs"},
     {"Flatten", op_flatten, "axis"},
     {"Gather", op_gather, "axis"},
@@ -1058,7 +1124,9 @@ static const OpEntry ops[] = {
     {"Gemm", op_gemm, "alpha beta broadcast transA transB"},
     {"GlobalAveragePool", op_global_average_pool, ""},
     {"GlobalMaxPool", op_global_max_pool, ""},
+    {"HardSigmoid", op_hard_sigmoid, "alpha beta consumed_inputs"},
     {"Identity", op_identity, ""},
+    {"LayerNormalization", ox_op_layer_norm, "axis epsilon stash_type"},
     {"LeakyRelu", op_leaky_relu, "alpha consumed_inputs"},
     {"LogSoftmax", op_log_softmax, "axis"},
     {"MatMul", op_matmul, ""},
@@ -1067,23 +1135,34 @@ static const OpEntry ops[] = {
     {"Min", op_min, "consumed_inputs"},
     {"Mul", op_table_binary, "broadcast axis consumed_inputs"},
     {"Neg", op_table_unary, "consumed_inputs"},
+    {"Pad", ox_op_pad, "mode pads value"},
     {"Pow", op_table_binary, "broadcast axis"},
     {"PRelu", op_prelu, "consumed_inputs"},
     {"Range", op_range, ""},
+    {"ReduceL1", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceL2", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceLogSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceLogSumExp", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMax", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMean", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceMin", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceProd", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"ReduceSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
+    {"ReduceSumSquare", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"Relu", op_table_unary, "consumed_inputs"},
     {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
+    {"Selu", op_selu, "alpha gamma consumed_inputs"},
     {"Shape", op_shape, "end start"},
     {"Sigmoid", op_table_unary, "consumed_inputs"},
+    {"Slice", ox_op_slice, "axes ends starts"},
     {"Softmax", op_softmax, "axis"},
+    {"Split", ox_op_split, "axis num_outputs split"},
     {"Sqrt", op_table_unary, "consumed_inputs"},
     {"Squeeze", op_squeeze, "axes"},
     {"Sub", op_table_binary, "broadcast axis consumed_inputs"},
     {"Sum", op_sum, "consumed_inputs"},
     {"Tanh", op_table_unary, "consumed_inputs"},
+    {"ThresholdedRelu", op_thresholded_relu, "alpha"},
     {"Transpose", op_transpose, "perm"},
     {"Unsqueeze", op_unsqueeze, "axes"},
 };

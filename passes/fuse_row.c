@@ -56,7 +56,9 @@ static bool trailing_reduce(const Op *r, int *first) {
     const Type *t = r->operands[0]->type;
     if (r->kind != OP_G_REDUCE || !k || !ax || ax->kind != ATTR_ARRAY || ax->n < 1 || t->kind != TY_TENSOR)
         return false;
-    if (graph_kind_find(GK_CLASS_REDUCE, k) < 0) return false;
+    /* std_row_head pools by sum, mean, max or min (its POOL is the kind's code); other kinds stay unfused. */
+    int id = graph_kind_find(GK_CLASS_REDUCE, k);
+    if (id != GK_SUM && id != GK_MEAN && id != GK_RMAX && id != GK_RMIN) return false;
     for (int i = 0; i < ax->n; i++)
         if (ax->items[i]->kind != ATTR_INT || ax->items[i]->i != t->rank - ax->n + i) return false;
     *first = t->rank - ax->n;

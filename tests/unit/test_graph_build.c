@@ -313,6 +313,21 @@ static Value *e_reshape(GraphBuilder *g) {
 static Value *e_reshape_sym(GraphBuilder *g) {
     return gb_reshape(g, L(2), arg(g, "x", "N,64", false), 2, (const int64_t[]){0, 64}, (const char *[]){"M", NULL});
 }
+static Value *e_concat(GraphBuilder *g) {
+    Value *xs[2] = {arg(g, "a", "N,8", false), arg(g, "b", "N,9", false)};
+    return gb_concat(g, L(2), xs, 2, 0);
+}
+static Value *e_concat_axis(GraphBuilder *g) {
+    Value *xs[1] = {arg(g, "a", "N,8", false)};
+    return gb_concat(g, L(2), xs, 1, 2);
+}
+static Value *e_transpose(GraphBuilder *g) {
+    return gb_transpose(g, L(2), arg(g, "x", "N,8,4", false), (const int[]){0, 2, 2}, 3);
+}
+static Value *e_slice(GraphBuilder *g) {
+    return gb_slice(g, L(2), arg(g, "x", "N,8", false), (const int64_t[]){0, 6}, (const int64_t[]){1, 1},
+                    (const int64_t[]){-1, 3}, 2);
+}
 static Value *e_unary(GraphBuilder *g) { return gb_unary(g, L(2), GK_ADD, arg(g, "x", "N", false), 0, 0); }
 static Value *e_binary_kind(GraphBuilder *g) {
     Value *x = arg(g, "x", "N", false);
@@ -369,7 +384,11 @@ static void test_errors(void) {
         {e_matmul_batch, "error: cannot matmul tensor<f32>[2, 4, 8] and tensor<f32>[3, 8, 2]: batch dim 0 is 2 vs 3"},
         {e_reshape, "error: cannot reshape tensor<f32>[N, 64] to tensor<f32>[N, 32]: the element counts are 64*N vs 32*N"},
         {e_reshape_sym, "error: reshape: dim 0 'M' is not a symbol of the graph"},
-        {e_unary, "error: internal error: kind 13 is not a unary op"},
+        {e_concat, "error: cannot concatenate tensor<f32>[N, 8] and tensor<f32>[N, 9] along axis 0: dim 1 is 8 vs 9"},
+        {e_concat_axis, "error: concat: axis 2 is out of range for tensor<f32>[N, 8]"},
+        {e_transpose, "error: transpose: perm is not a permutation of the axes of tensor<f32>[N, 8, 4]"},
+        {e_slice, "error: slice: 3 elements from 6 by 1 do not lie inside dim 1 of tensor<f32>[N, 8]"},
+        {e_unary, "error: internal error: kind 30 is not a unary op"},
         {e_binary_kind, "error: internal error: kind 0 is not a binary op"},
         {e_elem, "error: add: operands tensor<f32>[N] and tensor<f16>[N] have different element types"},
         {e_pool_pad, "error: max_pool2d: padding 2 must be smaller than the window extent 2"},

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "check.h"
+#include "ir/graph_kinds.h"
 #include "tilec/tilec.h"
 #include "tilec/tilert.h"
 
@@ -44,8 +45,11 @@
 
 /* ------------------------------------------------------------------ the unary fns, std_unary */
 
-static const char *const unary_names[] = {"relu", "leaky_relu", "clamp", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                          "tanh", "neg", "abs", "exp", "sqrt", "identity"};
+/* The unary kinds' names by OP code: the unary rows come first in ir/graph_ops.def, so the code is the id. */
+static const char *unary_name(int op) { return graph_kind((GraphKindId)op)->name; }
+
+/* exp(v) - 1 and log(1 + exp(v)) in float64 (the references of elu/selu/celu and softplus/mish). */
+static double softplus64(double v) { return fmax(v, 0) + log1p(exp(-fabs(v))); }
 
 static double ref_unary(int op, double v, double a0, double a1) {
     switch (op) {
@@ -61,6 +65,23 @@ static double ref_unary(int op, double v, double a0, double a1) {
     case 9: return fabs(v);
     case 10: return exp(v);
     case 11: return sqrt(v);
+    case GK_HARDSIGMOID: return isnan(v) ? v : fmin(fmax(a0 * v + a1, 0), 1);
+    case GK_HARDSWISH: return isnan(v) ? v : v * fmin(fmax(v / 6 + 0.5, 0), 1);
+    case GK_MISH: return v * tanh(softplus64(v));
+    case GK_ERF: return erf(v);
+    case GK_SOFTPLUS: return softplus64(v);
+    case GK_SOFTSIGN: return isinf(v) ? copysign(1, v) : v / (1 + fabs(v));
+    case GK_ELU: return v > 0 ? v : a0 * expm1(v);
+    case GK_SELU: return a1 * (v > 0 ? v : a0 * expm1(v));
+    case GK_CELU: return isnan(v) ? v : fmax(v, 0) + fmin(a0 * expm1(v / a0), 0);
+    case GK_THRESHOLDED_RELU: return v <= a0 ? 0 : v;
+    case GK_RECIPROCAL: return 1 / v;
+    case GK_LOG: return log(v);
+    case GK_FLOOR: return floor(v);
+    case GK_CEIL: return ceil(v);
+    case GK_ROUND: return nearbyint(v); /* the default rounding mode: half to even */
+    case GK_SIGN: return v > 0 ? 1 : v < 0 ? -1 : v;
+    case GK_AFFINE: return a0 * v + a1;
     default: return v;
     }
 }
@@ -87,15 +108,17 @@ static const char *unary_test_kernel(const char *name) {
 static void run_unary(int op, Dt dt, const int64_t d[6], bool permuted, double a0, double a1) {
     char kname[64];
     if (op < 0) snprintf(kname, sizeof kname, "std_unary");
-    else snprintf(kname, sizeof kname, "t_%s", unary_names[op]);
+    else snprintf(kname, sizeof kname, "t_%s", unary_name(op));
     TlrtModule *m = op < 0 ? std_kernel("elementwise.tile", "std_unary", dt, NULL)
-                           : std_kernel_with("elementwise.tile", unary_test_kernel(unary_names[op]), kname, dt, NULL);
+                           : std_kernel_with("elementwise.tile", unary_test_kernel(unary_name(op)), kname, dt, NULL);
     size_t n = 1;
     for (int i = 0; i < 6; i++) n *= (size_t)d[i];
     Tensor x = t_rand(dt, n, -3, 3), y = t_new(dt, n);
     /* NaN everywhere; infinities where the reference and PyTorch agree on them (not silu/gelu: inf*0) */
     x.h[n / 3] = NAN, x.h[n / 2] = NAN;
     if (op < 4 || op > 6) x.h[1] = INFINITY, x.h[n - 2] = -INFINITY;
+    /* ties and integers for floor, ceil and round (half to even) */
+    x.h[5] = 2.5, x.h[6] = -2.5, x.h[7] = 0.5, x.h[8] = -1.5, x.h[9] = 2, x.h[10] = -0.0;
     t_upload(&x);
     int64_t xs[6];
     if (permuted) {
@@ -132,6 +155,18 @@ static void run_unary(int op, Dt dt, const int64_t d[6], bool permuted, double a
 static void test_unary(void) {
     const int64_t d[6] = {2, 3, 1, 5, 9, 9}; /* 2430 elements: 3 programs, the last one partial */
     for (int op = 0; op <= 12; op++) run_unary(op, F32, d, false, op == 1 ? 0.1 : -0.75, 1.5);
+    /* the kinds with attributes at their ONNX defaults (Selu's alpha and gamma), then the rest */
+    run_unary(GK_HARDSIGMOID, F32, d, false, 0.2, 0.5);
+    run_unary(GK_HARDSIGMOID, F32, d, false, 1 / 6.0, 0.5); /* PyTorch's hardsigmoid */
+    run_unary(GK_ELU, F32, d, false, 1.0, 0);
+    run_unary(GK_SELU, F32, d, false, 1.67326319217681884765625, 1.05070102214813232421875);
+    run_unary(GK_CELU, F32, d, false, 1.3, 0);
+    run_unary(GK_THRESHOLDED_RELU, F32, d, false, 0.5, 0);
+    for (int op = GK_HARDSWISH; op <= GK_IDENTITY; op++)
+        if (op != GK_ELU && op != GK_SELU && op != GK_CELU && op != GK_THRESHOLDED_RELU) run_unary(op, F32, d, false, 0, 0);
+    run_unary(GK_AFFINE, F32, d, false, -1.5, 1e-5);
+    run_unary(GK_HARDSWISH, F16, d, false, 0, 0);
+    run_unary(GK_MISH, BF16, d, false, 0, 0);
     run_unary(2, F32, d, false, 0.5, -0.5); /* clamp with lo > hi: hi everywhere (PyTorch) */
     const int64_t odd[6] = {2, 3, 2, 3, 1, 5};
     run_unary(9, F32, odd, true, 0, 0);
@@ -444,7 +479,10 @@ static void test_matmul(void) {
 
 /* ------------------------------------------------------------------ std_reduce */
 
-static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
+/* The reduce kinds' names by OP code (their position among the table's reduce rows). */
+static const char *reduce_name(int op) { return graph_kind((GraphKindId)(GK_SUM + op))->name; }
+enum { R_PROD = GK_PROD - GK_SUM, R_L1 = GK_L1 - GK_SUM, R_L2 = GK_L2 - GK_SUM, R_SUMSQ = GK_SUM_SQUARE - GK_SUM,
+       R_LOGSUM = GK_LOG_SUM - GK_SUM, R_LSE = GK_LOG_SUM_EXP - GK_SUM };
 
 static void run_reduce(int op, Dt dt, int64_t O, int64_t A, int64_t I) {
     char opdef[32];
@@ -453,26 +491,34 @@ static void run_reduce(int op, Dt dt, int64_t O, int64_t A, int64_t I) {
     size_t nx = (size_t)(O * A * I), ny = (size_t)(O * I);
     /* max over negative values and min over positive ones: a lane that wrongly reads 0 shows */
     double lo = op == 2 ? -3 : op == 3 ? 0.5 : -1, hi = op == 2 ? -0.5 : op == 3 ? 3 : 1;
+    if (op == R_PROD) lo = -1.4, hi = 1.4;   /* a product of A of these stays within f32's range for A <= 40 */
+    if (op == R_LOGSUM) lo = 0.1, hi = 2; /* a positive sum */
+    if (op == R_LSE) lo = 80, hi = 100;   /* exp overflows f32 without the max subtracted */
     Tensor x = t_rand(dt, nx, lo, hi), y = t_new(dt, ny);
     if (op >= 2 && A > 3) x.h[(size_t)A * I + 2 * I] = NAN; /* line (1, 0) when O > 1, else (0, 2 % I) */
     t_upload(&x);
     int64_t xsz[3] = {O, A, I}, ysz[2] = {O, I};
     TlrtArg args[] = {t_view(&x, 3, xsz, NULL), t_view(&y, 2, ysz, NULL)};
-    const char *name = casename("std_reduce %s %s [O=%lld, A=%lld, I=%lld]", reduce_names[op], dt_names[dt], (long long)O,
+    const char *name = casename("std_reduce %s %s [O=%lld, A=%lld, I=%lld]", reduce_name(op), dt_names[dt], (long long)O,
                                 (long long)A, (long long)I);
     if (std_launch(m, "std_reduce", (unsigned)(O * I), 1, 1, args, 2)) {
         double *want = malloc(ny * sizeof *want), *mag = malloc(ny * sizeof *mag);
         for (int64_t o = 0; o < O; o++)
             for (int64_t i = 0; i < I; i++) {
-                double s = 0, a_ = 0, mx = -INFINITY, mn = INFINITY;
+                double s = 0, a_ = 0, mx = -INFINITY, mn = INFINITY, p = 1, sq = 0, se = 0;
                 bool nan = false;
                 for (int64_t a = 0; a < A; a++) {
                     double v = x.h[(o * A + a) * I + i];
-                    s += v, a_ += fabs(v), nan |= isnan(v), mx = fmax(mx, v), mn = fmin(mn, v);
+                    s += v, a_ += fabs(v), nan |= isnan(v), mx = fmax(mx, v), mn = fmin(mn, v), p *= v, sq += v * v;
                 }
-                double r = op == 0 ? s : op == 1 ? s / (double)A : op == 2 ? mx : mn;
-                want[o * I + i] = op >= 2 && nan ? NAN : r;
-                mag[o * I + i] = op == 0 ? a_ : op == 1 ? a_ / (double)A : 0;
+                for (int64_t a = 0; a < A; a++) se += exp(x.h[(o * A + a) * I + i] - mx);
+                double r = op == 0 ? s : op == 1 ? s / (double)A : op == 2 ? mx : op == 3 ? mn : op == R_PROD ? p
+                         : op == R_L1 ? a_ : op == R_L2 ? sqrt(sq) : op == R_SUMSQ ? sq : op == R_LOGSUM ? log(s)
+                         : mx + log(se);
+                want[o * I + i] = (op == 2 || op == 3) && nan ? NAN : r;
+                /* the summation bound's magnitude: sum |terms| (relative to the result for l2, log_sum, lse) */
+                mag[o * I + i] = op == 0 || op == R_L1 ? a_ : op == 1 ? a_ / (double)A : op == R_SUMSQ ? sq
+                               : op == R_L2 ? sqrt(sq) : op == R_LOGSUM ? 1 : op == R_LSE ? fabs(r) : op == R_PROD ? fabs(p) : 0;
             }
         compare(name, &y, want, mag, (double)(A + 1), RTOL_SUM);
         free(want);
@@ -489,6 +535,9 @@ static void test_reduce(void) {
     run_reduce(1, BF16, 10, 81, 1);
     run_reduce(0, F16, 5, 7, 3);
     run_reduce(2, F16, 4, 300, 2);
+    run_reduce(R_PROD, F32, 3, 37, 2);
+    for (int op = R_L1; op <= R_LSE; op++) run_reduce(op, F32, 3, 300, 4);
+    run_reduce(R_L2, BF16, 4, 81, 1);
 }
 
 /* ------------------------------------------------------------------ std_softmax */

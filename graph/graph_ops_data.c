@@ -1,0 +1,101 @@
+/* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat,
+ * transpose, slice. */
+#include "graph_internal.h"
+
+#define T(v) gb_tstr(g, (v)->type)
+
+Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
+    if (n < 1 || n > GB_CONCAT_MAX) {
+        gb_error(g, loc, "concat: give 1 to %d tensors, got %d", GB_CONCAT_MAX, n);
+        return NULL;
+    }
+    if (!gb_operands(g, loc, "concat", xs, n)) return NULL;
+    int rank = xs[0]->type->rank;
+    if (rank < 1 || rank > 8) {
+        gb_error(g, loc, "concat: the tensors must have rank 1 to 8, got %s", T(xs[0]));
+        return NULL;
+    }
+    if (axis < -rank || axis >= rank) {
+        gb_error(g, loc, "concat: axis %d is out of range for %s", axis, T(xs[0]));
+        return NULL;
+    }
+    if (axis < 0) axis += rank;
+    const ShapeExpr *len = NULL;
+    for (int i = 0; i < n; i++) {
+        if (xs[i]->type->rank != rank) {
+            gb_error(g, loc, "cannot concatenate %s and %s: the ranks differ", T(xs[0]), T(xs[i]));
+            return NULL;
+        }
+        for (int d = 0; d < rank; d++) {
+            if (d == axis) continue;
+            const ShapeExpr *a = gb_dim(g, xs[0]->type, d), *b = gb_dim(g, xs[i]->type, d);
+            if (!gb_require_equal(g, a, b)) {
+                gb_error(g, loc, "cannot concatenate %s and %s along axis %d: dim %d is %s vs %s", T(xs[0]), T(xs[i]),
+                         axis, d, gb_dim_text(g, a), gb_dim_text(g, b));
+                return NULL;
+            }
+        }
+        const ShapeExpr *di = gb_dim(g, xs[i]->type, axis);
+        len = len ? sx_bin(g->tmp, SX_ADD, len, di) : di;
+    }
+    GbDim dims[8];
+    for (int d = 0; d < rank; d++)
+        gb_make_dim(g, d == axis ? sx_simplify(g->tmp, len) : gb_dim(g, xs[0]->type, d), &dims[d]);
+    Op *op = gb_emit(g, OP_G_CONCAT, xs, n, gb_tensor(g, xs[0]->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
+    return op->results;
+}
+
+Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n) {
+    if (!gb_operands(g, loc, "transpose", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (rank < 1 || rank > 8 || n != rank) {
+        gb_error(g, loc, "transpose: perm has %d axes for %s", n, T(x));
+        return NULL;
+    }
+    bool seen[8] = {false};
+    GbDim dims[8];
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
+            gb_error(g, loc, "transpose: perm is not a permutation of the axes of %s", T(x));
+            return NULL;
+        }
+        seen[perm[i]] = true;
+        gb_make_dim(g, gb_dim(g, x->type, perm[i]), &dims[i]);
+    }
+    Op *op = gb_emit(g, OP_G_TRANSPOSE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "perm", gb_ints(g, perm, n));
+    return op->results;
+}
+
+Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
+                const int64_t *sizes, int n) {
+    if (!gb_operands(g, loc, "slice", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (rank < 1 || rank > 8 || n != rank) {
+        gb_error(g, loc, "slice: %d axes given for %s", n, T(x));
+        return NULL;
+    }
+    GbDim dims[8];
+    int st[8], sp[8];
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
+            st[i] = 0, sp[i] = 1;
+            continue;
+        }
+        int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
+        int64_t last = starts[i] + (sizes[i] - 1) * steps[i];
+        if (d < 0 || sizes[i] < 1 || steps[i] == 0 || starts[i] < 0 || starts[i] >= d || last < 0 || last >= d) {
+            gb_error(g, loc, "slice: %lld elements from %lld by %lld do not lie inside dim %d of %s", (long long)sizes[i],
+                     (long long)starts[i], (long long)steps[i], i, T(x));
+            return NULL;
+        }
+        dims[i] = (GbDim){.lit = sizes[i]};
+        st[i] = (int)starts[i], sp[i] = (int)steps[i];
+    }
+    Op *op = gb_emit(g, OP_G_SLICE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "starts", gb_ints(g, st, n));
+    ir_op_set_attr(g->m, op, "steps", gb_ints(g, sp, n));
+    return op->results;
+}
