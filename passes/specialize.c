@@ -12,7 +12,8 @@
  *                                      (other sizes are free: a batch of 1 keeps the variant); not
  *                                      assumed when the declared last dim (func attribute view_dims)
  *                                      is a literal that is not a multiple of 16, as in [K, C, 3, 3]
- *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31: offsets fit in i32
+ *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31 and every size_d <= 2^31:
+ *                                     offsets fit in i32, indices compare in 32 bits
  *
  * Facts are written comma-separated in that order. The clone's name spells them one letter group
  * per parameter, joined by '_' (a align16, c contig, d div16, i i32, x none), which stays a valid
