@@ -1,6 +1,6 @@
 /* libtilec's compile entry: source -> (tokens | AST | IR after the pass pipeline | plan | code). A module
  * with graphs (from .tile graphs, graph IR or an ONNX model) is lowered to std kernel instances and plans
- * (driver/graph_plan.h) before the passes when code or a plan is asked for; --emit=ir prints the graphs. */
+ * (lower/graph_plan.h) before the passes when code or a plan is asked for; --emit=ir prints the graphs. */
 #include "tilec/tilec.h"
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,8 @@
 #include "backend/backend.h"
 #include "driver/cache.h"
 #include "driver/link_host.h"
-#include "driver/graph_plan.h"
-#include "driver/graph_report.h"
+#include "lower/graph_plan.h"
+#include "lower/graph_report.h"
 #include "passes/graph_passes.h"
 #include "ir/dot_mma.h"
 #include "onnx/onnx_import.h"

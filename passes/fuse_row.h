@@ -7,7 +7,7 @@
  *
  * (at least one of matmul and softmax) becomes one kernel with one CTA per sample: lang/std/row_head.tile.
  * The matcher is shared by the fuse pass (the decision and its remarks) and the plan lowering
- * (driver/graph_row_fuse.c, which re-checks the group it is given), so both see one rule. */
+ * (lower/graph_row_fuse.c, which re-checks the group it is given), so both see one rule. */
 #ifndef TILEC_PASSES_FUSE_ROW_H
 #define TILEC_PASSES_FUSE_ROW_H
 #include <stdbool.h>

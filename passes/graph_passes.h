@@ -1,5 +1,5 @@
 /* The graph-level passes of docs/graphs.md section 7, run by the driver on every FUNC_GRAPH between
- * sema/import and the lowering (driver/graph_plan.h):
+ * sema/import and the lowering (lower/graph_plan.h):
  *
  *   fold-bn (fold_bn.c)  conv2d -> batch_norm becomes conv2d(x, bn_fold_weight(w..), bn_fold_bias(..))
  *   fuse    (fuse.c)     every op gets `group = G`; the ops of one group become one kernel

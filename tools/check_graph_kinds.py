@@ -32,11 +32,11 @@ tile_ops = set(re.findall(r'^OP\(\w+,\s*"([^"]+)"', open(os.path.join(root, "ir/
 # (Clip's "min"/"max"), shape-expression functions (shape_expr.c's max/min), the std kernel's bool.
 other_meaning = {"max", "min", "mean", "sum"}
 
-graph_layer = re.compile(r'^(graph/|onnx/|driver/graph_|passes/(fuse|fold_bn|graph_)|ir/verify_ops\.c|'
+graph_layer = re.compile(r'^(graph/|onnx/|lower/|passes/(fuse|fold_bn|graph_)|ir/verify_ops\.c|'
                          r'frontend/sema_graph)')
 bad = []
 nfiles = 0
-for d in ["support", "ir", "graph", "frontend", "passes", "driver", "backend", "onnx", "runtime", "tools", "include"]:
+for d in ["support", "ir", "graph", "frontend", "passes", "lower", "driver", "backend", "onnx", "runtime", "tools", "include"]:
     for dirpath, _, files in os.walk(os.path.join(root, d)):
         for f in files:
             if not f.endswith((".c", ".h", ".y", ".l")):

@@ -1,4 +1,4 @@
-/* Fused lowering (driver/graph_plan_fuse.c, driver/graph_epilogue.c) end to end: the graphs of
+/* Fused lowering (lower/graph_plan_fuse.c, lower/graph_epilogue.c) end to end: the graphs of
  * Inputs/fusion.tir and examples/resnet_block.tile compiled twice to host shared objects, fused (the
  * default: fold-bn + fuse) and unfused (no_fuse + no_fold_bn), run by tlrt_plan_* in the emulator on the
  * same random inputs and params, and compared:

@@ -1,4 +1,4 @@
-/* Graph lowering (driver/graph_plan.c) end to end, and the sema instantiation API under it:
+/* Graph lowering (lower/graph_plan.c) end to end, and the sema instantiation API under it:
  *   - sema_instantiate: two instances of one kernel with different consts in one module (the fns they
  *     call renamed apart), a const that names no parameter and an error in the body both reported at
  *     their locations with nothing left in the module;

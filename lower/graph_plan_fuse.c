@@ -10,7 +10,7 @@
  * An op whose operands are all params or pbuffers is a prepare: pbuffer results, `prepare` records. */
 #include <stdint.h>
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 static const char *op_name(const Op *op) { return ir_op_info[op->kind].name; }
 

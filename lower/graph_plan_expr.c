@@ -3,7 +3,7 @@
  * plain numbers. */
 #include <stdint.h>
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 bool gp_is_lit(const char *s, int64_t *v) {
     if (!s || !*s) return false;

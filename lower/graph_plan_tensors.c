@@ -2,7 +2,7 @@
  * identifier names, the values they hold, and launches with their arguments (graph_plan_internal.h). */
 #include <stdint.h>
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 /* ----------------------------------------------------------------- tensors */
 

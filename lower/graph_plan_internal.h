@@ -12,9 +12,9 @@
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
  * launches whose arguments name tensors by index. Everything lives in one arena per gp_lower_module
  * call. */
-#ifndef TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
-#define TILEC_DRIVER_GRAPH_PLAN_INTERNAL_H
-#include "driver/graph_plan.h"
+#ifndef TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
+#define TILEC_LOWER_GRAPH_PLAN_INTERNAL_H
+#include "lower/graph_plan.h"
 #include "frontend/ast.h"
 #include "ir/graph_kinds.h"
 

@@ -1,5 +1,5 @@
-/* --print-graph, --emit=dot and --report=traffic (driver/graph_report.h). */
-#include "driver/graph_report.h"
+/* --print-graph, --emit=dot and --report=traffic (lower/graph_report.h). */
+#include "lower/graph_report.h"
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

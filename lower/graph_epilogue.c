@@ -6,7 +6,7 @@
  * compute: the anchor's value is rounded to T (as its store would), then every step runs in f32 and
  * each member's result is rounded to T where the unfused graph would store it. */
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 typedef struct Epi {
     IrBuilder b;

@@ -2,8 +2,8 @@
  * becomes std kernel instances (FUNC_KERNEL functions instantiated from lang/std through sema_instantiate,
  * deduplicated by kernel and const values, named `std_conv2d__0`, ...) plus its execution plan text; the
  * graphs then leave the module, so the tile passes and code generation see only kernels. */
-#ifndef TILEC_DRIVER_GRAPH_PLAN_H
-#define TILEC_DRIVER_GRAPH_PLAN_H
+#ifndef TILEC_LOWER_GRAPH_PLAN_H
+#define TILEC_LOWER_GRAPH_PLAN_H
 #include <stdbool.h>
 #include "ir/ir.h"
 #include "support/diag.h"

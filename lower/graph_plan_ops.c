@@ -3,7 +3,7 @@
  * broadcasting and rank padding, aliases for collapsing dims), and the grid from the kernel's grid rule
  * with the instance's tile sizes. */
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 /* ------------------------------------------------------------ attributes */
 

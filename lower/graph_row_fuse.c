@@ -4,7 +4,7 @@
  * such a chain is an error, not a wrong kernel. Only the last member's result gets a buffer: the pooled
  * [N, C] and the logits [N, K] live in the program's registers. */
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 #include "passes/fuse_row.h"
 
 /* Tile budgets (elements per tile) of the kernel's inner loops: the [ROW, BLOCK_C] weight tile and the

@@ -2,7 +2,7 @@
  * std kernel takes: the std sources and this lowering are written against the same table of the docs, and
  * a disagreement must be a located compiler error, not a wrong launch at run time. */
 #include <string.h>
-#include "driver/graph_plan_internal.h"
+#include "lower/graph_plan_internal.h"
 
 static const char *arg_text(GpGraph *g, const GpArg *a) {
     switch (a->kind) {

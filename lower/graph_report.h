@@ -1,7 +1,7 @@
 /* What the graph passes did, shown to the user (docs/graphs.md section 7, issue 6 "Showing it"):
  * --print-graph dumps, --emit=dot, and --report=traffic. Everything here reads graph IR only. */
-#ifndef TILEC_DRIVER_GRAPH_REPORT_H
-#define TILEC_DRIVER_GRAPH_REPORT_H
+#ifndef TILEC_LOWER_GRAPH_REPORT_H
+#define TILEC_LOWER_GRAPH_REPORT_H
 #include <stdbool.h>
 #include <stdio.h>
 #include "ir/ir.h"
