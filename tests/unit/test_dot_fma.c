@@ -1,6 +1,7 @@
 /* `dot` on CUDA cores (engine fma, backend/lower_dot_fma.c) in the SIMT emulator, against float64
  * and against the exact f32 sequence: GEMM kernels of tests/unit/Inputs/dot_fma.tile (IEEE f32) and
- * the std conv2d implicit GEMM with TF32=false, on sizes that are not multiples of the tile (masked
+ * the std conv2d implicit GEMM with TF32=false (and its specialized variant for a 3x3 and a 1x1
+ * weight, whose strides are not multiples of 16), on sizes that are not multiples of the tile (masked
  * loads / view bounds, zero fill), a transposed a (a view with swapped strides), num_warps 1, 2, 4
  * and 8, num_stages 1 (operands staged by the dot) and 3 (read in place from the pipelined stage),
  * BK 16, 64 and 128 (K unrolled fully, and a loop of unrolled steps when the body would exceed the
@@ -169,8 +170,8 @@ static void run_gemm(GemmCase g) {
 /* std conv2d (groups 1, the implicit GEMM of lang/std/conv2d.tile) in IEEE f32, 3x3 pad 1 or 1x1,
  * C past one channel block, K past one output-channel block, an odd image. The f32 sum runs over
  * (r, s, c) in the kernel's loop order, so the check is the float64 one only. */
-static void run_conv(int R) {
-    enum { N = 2, C = 21, H = 7, W = 9, K = 37 };
+static void run_conv(int R, int C, int K, int H, int W, bool specialized) {
+    enum { N = 2 };
     int S = R, pad = R / 2, P = H, Q = W;
     const char *defs3[] = {"SH=1", "SW=1", "PH=1", "PW=1", "DH=1", "DW=1", "TF32=false", NULL};
     const char *defs1[] = {"SH=1", "SW=1", "PH=0", "PW=0", "DH=1", "DW=1", "TF32=false", NULL};
@@ -179,7 +180,7 @@ static void run_conv(int R) {
     Tensor b = t_rand(F32, K, -0.5, 0.5), y = t_new(F32, (size_t)(N * K * P * Q));
     int64_t xsz[4] = {N, C, H, W}, wsz[4] = {K, C, R, S}, bsz[1] = {K}, ysz[4] = {N, K, P, Q};
     TlrtArg args[] = {t_view(&x, 4, xsz, NULL), t_view(&w, 4, wsz, NULL), t_view(&b, 1, bsz, NULL), t_view(&y, 4, ysz, NULL)};
-    const char *name = casename("std_conv2d f32 (IEEE) N=2 C=21 K=37 7x9 kernel %dx%d pad %d", R, S, pad);
+    const char *name = casename("std_conv2d f32 (IEEE) N=2 C=%d K=%d %dx%d kernel %dx%d pad %d", C, K, H, W, R, S, pad);
     if (std_launch(m, "std_conv2d", cdiv(P * Q, 64), cdiv(K, 32), N, args, 4)) {
         size_t ny = (size_t)(N * K * P * Q);
         double *want = malloc(ny * sizeof *want), *mag = malloc(ny * sizeof *mag);
@@ -207,8 +208,12 @@ static void run_conv(int R) {
                 fprintf(stderr, "  %s: element %zu: got %.9g, want %.9g (tolerance %.3g)\n", name, i, y.h[i], want[i], tol);
         }
         if (bad) fprintf(stderr, "FAIL %s: %zu of %zu elements wrong\n", name, bad, ny);
-        else printf("ok   %s\n", name);
+        else printf("ok   %s (%s)\n", name, std_last_variant);
         CHECK(bad == 0);
+        /* x, y and b with strides and last sizes that are multiples of 16 launch the specialized
+         * variant, whatever w's strides (9 and 3, or 1): w is read at uniform (r, s) only, so it is
+         * not asked for div16 (passes/specialize.c). */
+        CHECK(specialized == (strstr(std_last_variant, "__") != NULL));
         free(want);
         free(mag);
     }
@@ -231,8 +236,11 @@ int main(void) {
     run_gemm((GemmCase){37, 33, 300, false, 2, 2, 128, false});
     run_gemm((GemmCase){65, 30, 33, false, 2, 3, 32, true});
     run_gemm((GemmCase){100, 50, 70, false, 8, 1, 32, true});
-    run_conv(3);
-    run_conv(1);
+    run_conv(3, 21, 37, 7, 9, false);
+    run_conv(1, 21, 37, 7, 9, false);
+    run_conv(3, 32, 48, 4, 16, true); /* K past one 32-channel block, C two channel blocks */
+    run_conv(1, 16, 48, 2, 8, false); /* x's H stride 8 fails div16 */
+    run_conv(1, 16, 48, 2, 16, true);
     std_unload_all();
     tlrt_destroy(ctx);
     emu_remove_workdir();
