@@ -1,5 +1,5 @@
 /* DOT on CUDA cores (engine fma, ir/dot_engine.h): acc[M,N] += a[M,K] * b[K,N] with one FMA per
- * (m, n, k) in each thread's accumulator registers (docs/tensor-cores.md 6).
+ * (m, n, k) in each thread's accumulator registers (docs/cuda-core-dot.md).
  *
  * Where the operands come from: a pipelined operand (the local_load of one stage of a cp.async
  * buffer, passes/pipeline.c) is read IN PLACE from its stage (cg_dot_operand_in_smem): no copy and
