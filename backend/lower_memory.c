@@ -205,11 +205,21 @@ LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, con
     return off ? LLVMBuildGEP2(B, et, vw->regs[0], &off, 1, "") : vw->regs[0];
 }
 
-LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, int r) {
+LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
+                               int r) {
     LLVMValueRef c = NULL;
     for (int d = 0; d < rank; d++) {
-        LLVMValueRef i = idx64(cg, reg_of(idx[d], r), idx_t[d]);
-        LLVMValueRef in = LLVMBuildICmp(cg->b, LLVMIntULT, i, vw->regs[1 + d], "inb");
+        LLVMValueRef i = reg_of(idx[d], r), size = vw->regs[1 + d];
+        if (i32 && LLVMTypeOf(i) == cg->t_i32 && !ir_type_is_unsigned(idx_t[d])) {
+            /* The i32 fact bounds every size by 2^31, and a signed i32 index lies in [-2^31, 2^31):
+             * 0 <= i < size is i <u size in 32 bits (a negative i is >= 2^31 unsigned). One 32-bit
+             * compare against the size's low word (a constant-bank operand) instead of a sign
+             * extension and a 64-bit compare. */
+            size = LLVMBuildTrunc(cg->b, size, cg->t_i32, "");
+        } else {
+            i = idx64(cg, i, idx_t[d]);
+        }
+        LLVMValueRef in = LLVMBuildICmp(cg->b, LLVMIntULT, i, size, "inb");
         c = c ? LLVMBuildAnd(cg->b, c, in, "") : in;
     }
     return c;
@@ -230,7 +240,7 @@ static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef c) {
 static LLVMValueRef condition(Cg *cg, Access *a, int r) {
     LLVMValueRef c = NULL;
     if (a->mask) c = a->mask->regs[r];
-    if (a->bounds && a->rank > 0) c = and_i1(cg, c, cg_view_in_bounds(cg, a->vw, a->rank, a->idx, a->idx_t, r));
+    if (a->bounds && a->rank > 0) c = and_i1(cg, c, cg_view_in_bounds(cg, a->vw, a->rank, a->idx, a->idx_t, a->i32, r));
     if (!a->load) {
         if (!a->tile) c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), ""));
         else if (a->replicated) c = and_i1(cg, c, cg_owner(cg, &a->rm, r));

@@ -86,7 +86,8 @@ def fact_holds(fact, value):
         if fact == "div16":
             return sizes[-1] % 16 == 0 and all(s % 16 == 0 for s in strides[:-1])
         if fact == "i32":
-            return sum((n - 1) * abs(s) for n, s in zip(sizes, strides)) < 2 ** 31
+            return (sum((n - 1) * abs(s) for n, s in zip(sizes, strides)) < 2 ** 31
+                    and all(n <= 2 ** 31 for n in sizes))
         return False
     if isinstance(value, int) and fact == "div16":
         return value % 16 == 0

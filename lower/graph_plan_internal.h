@@ -112,6 +112,13 @@ typedef struct GpGraph {
  * an error. */
 Func *gp_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
                 SrcLoc loc);
+/* gp_kernel for a std GEMM-shaped kernel of support/tile_configs.def (std_matmul, std_conv2d; any
+ * other decl is plain gp_kernel): adds the BLOCK consts of the tile configuration chosen for the call
+ * shape and sets the instance's num_warps and num_stages (lower/tile_pick.c, docs/tile-configs.md).
+ * shape: plan dims (decimal integers or symbols): std_matmul {M, N, K, B0, B1}, std_conv2d
+ * {K, P, Q, C, R, S, N}. A remark names the choice and why under --remarks. */
+Func *gp_kernel_tiled(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n,
+                      const char *const *shape, SrcLoc loc);
 /* The fused instance g->fuse->fresh, spliced: shared from now on by equal groups (commit), or removed from
  * the module after an error (discard). */
 void gp_kernel_commit(GpGraph *g);

@@ -181,12 +181,13 @@ static bool lower_conv2d(GpGraph *g, Op *op) {
     const char *names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
     const char *values[] = {T, itoa_a(g, stride[0]), itoa_a(g, stride[1]), itoa_a(g, pad[0]), itoa_a(g, pad[1]),
                             itoa_a(g, dil[0]), itoa_a(g, dil[1]), itoa_a(g, groups)};
-    Func *k = gp_kernel(g, groups == 1 ? "std_conv2d" : "std_conv2d_grouped", names, values, groups == 1 ? 7 : 8, op->loc);
+    const char *const *yd = gp_t(g, y)->dims, *const *wd = gp_t(g, w)->dims;
+    const char *N = yd[0], *K = nhwc ? yd[3] : yd[1], *P = nhwc ? yd[1] : yd[2], *Q = nhwc ? yd[2] : yd[3];
+    Func *k = gp_kernel_tiled(g, groups == 1 ? "std_conv2d" : "std_conv2d_grouped", names, values, groups == 1 ? 7 : 8,
+                              (const char *[]){K, P, Q, wd[1], wd[2], wd[3], N}, op->loc);
     if (!k) return false;
     int64_t bp = gp_kconst(g, k, "BLOCK_P", op->loc), bk = gp_kconst(g, k, "BLOCK_K", op->loc);
     if (bp < 1 || bk < 1) return false;
-    const char *const *yd = gp_t(g, y)->dims;
-    const char *N = yd[0], *K = nhwc ? yd[3] : yd[1], *P = nhwc ? yd[1] : yd[2], *Q = nhwc ? yd[2] : yd[3];
     if (b < 0) b = gp_zero_buffer(g, T, 1, &K);
     GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, P, Q), bp), gp_cdiv(g, K, bk), N, op->loc);
     /* The kernel indexes [N, C, H, W]: an NHWC tensor is that view with its dims permuted. */
@@ -258,14 +259,14 @@ static bool lower_matmul(GpGraph *g, Op *op) {
     const char *T = gp_dtype(g, op->results[0].type, op->loc);
     int y = T ? result(g, op, 2, 4) : -1;
     if (y < 0) return false;
-    Func *k = gp_kernel(g, "std_matmul", (const char *[]){"T"}, &T, 1, op->loc);
-    int64_t bm = k ? gp_kconst(g, k, "BLOCK_M", op->loc) : 0, bn = k ? gp_kconst(g, k, "BLOCK_N", op->loc) : 0;
-    if (bm < 1 || bn < 1) return false;
     GpTensor *A = gp_t(g, a), *B = gp_t(g, b), *Y = gp_t(g, y);
     int ry = Y->rank;
     const char *M = Y->dims[ry - 2], *N = Y->dims[ry - 1];
     const char *K = ta ? A->dims[A->rank - 2] : A->dims[A->rank - 1];
     const char *B0 = ry == 4 ? Y->dims[0] : "1", *B1 = ry >= 3 ? Y->dims[ry - 3] : "1";
+    Func *k = gp_kernel_tiled(g, "std_matmul", (const char *[]){"T"}, &T, 1, (const char *[]){M, N, K, B0, B1}, op->loc);
+    int64_t bm = k ? gp_kconst(g, k, "BLOCK_M", op->loc) : 0, bn = k ? gp_kconst(g, k, "BLOCK_N", op->loc) : 0;
+    if (bm < 1 || bn < 1) return false;
     int perm_a[4], perm_b[4];
     for (int i = 0; i < 4; i++) perm_a[i] = perm_b[i] = i;
     perm_a[A->rank - 2] = A->rank - 1, perm_a[A->rank - 1] = A->rank - 2;

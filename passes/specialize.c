@@ -11,8 +11,11 @@
  *                  div16               the last size, and every stride but the last, are multiples of 16
  *                                      (other sizes are free: a batch of 1 keeps the variant); not
  *                                      assumed when the declared last dim (func attribute view_dims)
- *                                      is a literal that is not a multiple of 16, as in [K, C, 3, 3]
- *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31: offsets fit in i32
+ *                                      is a literal that is not a multiple of 16, as in [K, C, 3, 3],
+ *                                      nor when no access indexes the last dim with a tile (only
+ *                                      such an access can be a vector: a conv weight w[ks, cs, r, s])
+ *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31 and every size_d <= 2^31:
+ *                                     offsets fit in i32, indices compare in 32 bits
  *
  * Facts are written comma-separated in that order. The clone's name spells them one letter group
  * per parameter, joined by '_' (a align16, c contig, d div16, i i32, x none), which stays a valid
@@ -34,14 +37,57 @@ static bool last_dim_not_div16(const Func *k, int i) {
     return last->kind == ATTR_INT && last->i % 16 != 0;
 }
 
+/* Whether view v is used other than by view_dim and by view_load / view_store indices that are all
+ * uniform (scalars, or splats of one) along its last dim. Only an access whose last-dim index varies
+ * across the tile can be a vector (what div16 unlocks in the axis analysis); a view read at uniform
+ * last-dim indices only, as a conv's weight w[ks, cs, r, s], gains nothing from div16, while its
+ * real strides (9 and 3 for a 3x3 kernel) fail it and would keep the whole variant from launching. */
+typedef struct LastDimScan {
+    const Value *view;
+    int rank;
+    bool needs_div16;
+} LastDimScan;
+
+/* v is the same value in every element: a scalar, or a splat of one (through broadcasts). */
+static bool uniform(const Value *v) {
+    for (int depth = 0; v && depth < 16; depth++) {
+        if (v->type->kind != TY_TILE) return true;
+        const Op *d = v->def;
+        if (!d) return false;
+        if (d->kind == OP_SPLAT) return true;
+        if ((d->kind != OP_BROADCAST && d->kind != OP_EXPAND_DIMS) || d->num_operands < 1) return false;
+        v = d->operands[0];
+    }
+    return false;
+}
+
+static void scan_last_dim(Op *op, void *vctx) {
+    LastDimScan *s = vctx;
+    for (int i = 0; i < op->num_operands && !s->needs_div16; i++) {
+        if (op->operands[i] != s->view || op->kind == OP_VIEW_DIM) continue; /* a size query: no access */
+        int first = op->kind == OP_VIEW_LOAD ? 1 : op->kind == OP_VIEW_STORE ? 2 : -1;
+        int last = first + s->rank - 1;
+        if (first < 0 || i != 0 || s->rank < 1 || last >= op->num_operands || !uniform(op->operands[last]))
+            s->needs_div16 = true;
+    }
+}
+
+static bool view_needs_div16(Func *k, const Value *view) {
+    LastDimScan s = {.view = view, .rank = view->type->rank};
+    ir_walk_func(k, scan_last_dim, &s);
+    return s.needs_div16;
+}
+
 /* The facts parameter i (of type t) of kernel k can carry, as the arg_facts string ("" when none). */
-static const char *facts_of(const Func *k, int i, const Type *t) {
+static const char *facts_of(Func *k, int i, const Type *t) {
     if (!t) return "";
     switch (t->kind) {
     case TY_PTR: return "align16";
     case TY_I32:
     case TY_I64: return "div16";
-    case TY_VIEW: return last_dim_not_div16(k, i) ? "align16,contig,i32" : "align16,contig,div16,i32";
+    case TY_VIEW:
+        return last_dim_not_div16(k, i) || !view_needs_div16(k, ir_func_block(k)->args[i]) ? "align16,contig,i32"
+                                                                                            : "align16,contig,div16,i32";
     default: return "";
     }
 }

@@ -11,7 +11,7 @@
  *   5. flatten the arguments into the kernel ABI (backend/backend.h) and hand them to the device.
  * Fact definitions (passes/specialize.c): align16 = address % 16 == 0; div16 = integer % 16 == 0,
  * for a view the last size and every stride but the last; contig = last stride 1; i32 =
- * sum_d (size_d - 1) * |stride_d| < 2^31. */
+ * sum_d (size_d - 1) * |stride_d| < 2^31 and every size_d <= 2^31. */
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -266,7 +266,10 @@ static bool fact_holds(const RtParam *p, const TlrtArg *a, unsigned f) {
         for (int d = 0; d + 1 < r; d++)
             if (v->strides[d] % 16) return false;
         return true;
-    case RT_FACT_I32: return view_extent(v, &ext) && ext < (INT64_C(1) << 31);
+    case RT_FACT_I32:
+        for (int d = 0; d < r; d++)
+            if (v->sizes[d] > (INT64_C(1) << 31)) return false; /* a stride-0 dim's size too */
+        return view_extent(v, &ext) && ext < (INT64_C(1) << 31);
     }
     return false;
 }

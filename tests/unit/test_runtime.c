@@ -528,6 +528,11 @@ static void fake_launches(TlrtContext *ctx, TlrtModule *m, Fake *fk) {
     CHECK(!strcmp(vt_variant(m, t), "vt"));
     t = tlrt_arg_view(x, 2, (int64_t[]){0, 32});                         /* empty view */
     CHECK(!strcmp(vt_variant(m, t), "vt__acdi"));
+    t = tlrt_arg_view(x, 2, (int64_t[]){INT64_C(1) << 31, 32});          /* broadcast dim of 2^31: i32 */
+    t.u.view.strides[0] = 0;
+    CHECK(!strcmp(vt_variant(m, t), "vt__acdi"));
+    t.u.view.sizes[0] = (INT64_C(1) << 31) + 16;                         /* extent 31, a size past 2^31: not i32 */
+    CHECK(!strcmp(vt_variant(m, t), "vt"));
 
     /* scalars: i1 and i8 as bytes, f16/bf16 rounded, widening and range checks */
     fk->expect_params(9);
