@@ -18,7 +18,9 @@
  * starts at byte 16 k; chunk c at c * (Ni/8) * SBO. imm-trans-b = 0.
  *
  * One LLVM loop over K in steps of 16: per step, ldmatrix of the S = R0/2 A fragments, then
- * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0. */
+ * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0 (the target hooks
+ * wgmma_fence, wgmma, wgmma_commit, wgmma_wait: the emulator checks their order, emu_wgmma.c).
+ * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier. */
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
@@ -156,20 +158,28 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
                             fa[s]);
     LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, 16), ""); /* k/8 core matrices of 128 bytes */
-    LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *d);
-    int *reg = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *reg);
+    int ninst = S * chunks, h = ni / 2;
+    LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *d);
+    LLVMValueRef *tok = arena_calloc(cg->arena, (size_t)ninst, sizeof *tok);
+    int *reg = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *reg);
+    /* wgmma.fence (the accumulators and A fragments were written by ordinary instructions: the phis,
+     * ldmatrix), the group, commit, and the wait that hands the accumulators back. */
+    cg->hooks->wgmma_fence(cg);
     for (int s = 0; s < S; s++)
         for (int c = 0; c < chunks; c++) {
-            for (int i = 0; i < ni / 2; i++) {
+            int j0 = s * chunks + c;
+            LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
+            for (int i = 0; i < h; i++) {
                 int j[2] = {2 * s + (i / 2) % 2, 2 * (c * ni / 8 + i / 4) + i % 2};
-                reg[i] = layout_reg_index(&rc, &lc, j);
-                d[i] = acc[reg[i]];
+                reg[j0 * h + i] = layout_reg_index(&rc, &lc, j);
+                dj[i] = acc[reg[j0 * h + i]];
             }
             LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, (int64_t)c * (ni / 8) * 16 * K), ""));
-            bool first = s == 0 && c == 0, last = s == S - 1 && c == chunks - 1;
-            cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, d, first, last);
-            for (int i = 0; i < ni / 2; i++) next[reg[i]] = d[i];
+            tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, false, dj);
         }
+    cg->hooks->wgmma_commit(cg);
+    cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);
+    for (int i = 0; i < ninst * h; i++) next[reg[i]] = d[i];
     cg_acc_loop_end(cg, &KL, next);
     cg_set(cg, &op->results[0], next, nregs);
     return true;
