@@ -27,8 +27,10 @@
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
 
 typedef struct WgOperands {
-    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices */
+    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices, or
+                           B's swizzled stage (b_swizzle) */
     int64_t a_stride;
+    int b_swizzle;      /* 0: B staged K-major; 32/64/128: read in place, MN-major swizzled */
 } WgOperands;
 
 /* Byte offset of B element (k, n) in the K-major core-matrix layout (i32). */
@@ -83,27 +85,31 @@ static void copy_b_smem(Cg *cg, const WgOperands *o, LLVMValueRef src, int64_t s
     LLVMPositionBuilderAtEnd(B, done);
 }
 
-/* A in place or staged with padded rows, B staged into core matrices: one scratch region, written
- * between two barriers, with the async-proxy fence before the second (wgmma reads B through it). */
+/* A in place or staged with padded rows, B in place (a swizzled pipelined stage, passes/
+ * wgmma_operands.c) or staged into core matrices: one scratch region, written between two
+ * barriers, with the async-proxy fence before the second (wgmma reads B through it). */
 static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
     const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
     int64_t M = ta->dims[0], K = ta->dims[1], N = tb->dims[1];
     LLVMValueRef b_src = NULL;
     int64_t b_stride = 0;
     bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &o->a, &o->a_stride);
-    bool in_b = cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
+    o->b_swizzle = 0;
+    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle);
+    bool in_b = !swz_b && cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
+    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced B) */
     int64_t sa = K + 8; /* 2-byte elements: 16 bytes of padding per row */
-    int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = K * N * 2;
+    int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = swz_b ? 0 : K * N * 2;
     int64_t boff = (abytes + 15) & ~(int64_t)15;
     const char *what = arena_printf(cg->arena, "wgmma dot operands %s (%lld B, padded rows) + %s (%lld B, core matrices)",
                                     cg_type_name(cg, ta), (long long)abytes, cg_type_name(cg, tb), (long long)bbytes);
     LLVMValueRef s = cg_smem(cg, op, boff + bbytes, what);
     if (!in_a) o->a = s, o->a_stride = sa;
-    o->b = byte_gep(cg, s, cg_i32(cg, boff));
+    if (!swz_b) o->b = byte_gep(cg, s, cg_i32(cg, boff));
     cg_barrier(cg);
     if (!in_a && !cg_dot_stage_rows(cg, op, 0, o->a, o->a_stride, et)) return false;
     if (in_b) copy_b_smem(cg, o, b_src, b_stride, K, N, et);
-    else if (!stage_b_regs(cg, op, o, K)) return false;
+    else if (!swz_b && !stage_b_regs(cg, op, o, K)) return false;
     if (cg->hooks->wgmma_smem_fence) cg->hooks->wgmma_smem_fence(cg);
     cg_barrier(cg);
     return true;
@@ -123,14 +129,19 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                  rc.regs[0], rc.regs[1], nregs);
         return false;
     }
-    uint64_t desc;
-    if (!dot_wgmma_desc(CORE_BYTES, 16 * K, DOT_WGMMA_SWIZZLE_NONE, &desc)) {
-        cg_error(cg, op, "dot: K = %lld is too large for a wgmma matrix descriptor's stride", (long long)K);
-        return false;
-    }
     LLVMTypeRef et = cg_storage_type(cg, ta->elem);
     WgOperands o;
     if (!place_operands(cg, op, et, &o)) return false;
+    /* B staged: K-major core matrices, LBO 128 (adjacent in K), SBO 16 K (adjacent 8-column blocks).
+     * B in place, swizzled W: MN-major, LBO = K W (the next W/2 columns), SBO = 8 W (the next 8 k-rows). */
+    int sw = o.b_swizzle;
+    uint64_t desc;
+    bool desc_ok = sw ? dot_wgmma_desc(K * sw, 8 * sw, dot_wgmma_swizzle_mode(sw), &desc)
+                      : dot_wgmma_desc(CORE_BYTES, 16 * K, DOT_WGMMA_SWIZZLE_NONE, &desc);
+    if (!desc_ok) {
+        cg_error(cg, op, "dot: K = %lld is too large for a wgmma matrix descriptor's stride", (long long)K);
+        return false;
+    }
     int S = rc.regs[0] / 2, chunks = (int)(N / ni);
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
@@ -157,7 +168,8 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
     for (int s = 0; s < S; s++)
         cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
                             fa[s]);
-    LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, 16), ""); /* k/8 core matrices of 128 bytes */
+    /* the k-step's first row: k/8 core matrices of 128 bytes, or k rows of W bytes */
+    LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, sw ? sw : 16), "");
     int ninst = S * chunks, h = ni / 2;
     LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *d);
     LLVMValueRef *tok = arena_calloc(cg->arena, (size_t)ninst, sizeof *tok);
@@ -174,8 +186,9 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                 reg[j0 * h + i] = layout_reg_index(&rc, &lc, j);
                 dj[i] = acc[reg[j0 * h + i]];
             }
-            LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, (int64_t)c * (ni / 8) * 16 * K), ""));
-            tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, false, dj);
+            int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
+            LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, chunk), ""));
+            tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, sw != 0, dj);
         }
     cg->hooks->wgmma_commit(cg);
     cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);

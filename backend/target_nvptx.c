@@ -270,6 +270,8 @@ static void annotate(Cg *cg, const char *key, int value) {
 static void size_smem(Cg *cg) {
     char name[512];
     LLVMValueRef g = LLVMGetNamedGlobal(cg->mod, smem_name(cg, name, sizeof name));
+    unsigned align = cg->smem_align > 16 ? (unsigned)cg->smem_align : 16; /* swizzle atoms (lower_async.c) */
+    if (g) LLVMSetAlignment(g, align);
     if (!g || cg->smem_bytes > be_target(cg->opt)->static_smem_max) return;
     if (cg->smem_bytes <= 0) {
         if (!LLVMGetFirstUse(g)) LLVMDeleteGlobal(g);
@@ -279,7 +281,7 @@ static void size_smem(Cg *cg) {
     LLVMValueRef s = LLVMAddGlobalInAddressSpace(cg->mod, at, "", 3);
     LLVMSetInitializer(s, LLVMGetUndef(at)); /* .shared cannot be initialised */
     LLVMSetLinkage(s, LLVMInternalLinkage);
-    LLVMSetAlignment(s, 16);
+    LLVMSetAlignment(s, align);
     LLVMReplaceAllUsesWith(g, s);
     LLVMDeleteGlobal(g);
     LLVMSetValueName2(s, name, strlen(name));

@@ -11,6 +11,7 @@
  * Values nobody constrains get home(rank), the default layout of the kernel's largest tile of
  * that rank, so most tiles of one rank agree and need no conversion. A store asks nothing of the
  * value it stores: it follows the layout the value settles in (refit() fixes up its addresses). */
+#include "wgmma_operands.h"
 #include "pass_util.h"
 #include "../ir/dot_engine.h"
 #include "../ir/layout.h"
@@ -519,6 +520,7 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
             dot_engine_record(p->m, op, &e);
             p->changed = true;
         }
+        if (wgmma_mark_operands(p->m, p->f, op, &e)) p->changed = true; /* b's buffer swizzled, read in place */
         l = pl ? *pl : engine_layout(p, &e);
         l = settle(p, res, &l, NULL, op, NULL, op->loc);
         demand(p, op, 2, &l); /* a and b: any layout, the lowering stages them through shared memory */

@@ -229,6 +229,20 @@ static void test_fragments(void) {
  * the wgmma path). NULL when it does not compile. */
 static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
                                      bool *uses_wgmma);
+/* Whether the last compile_matmul_as read B in place (passes/wgmma_operands.c). */
+static bool last_b_in_place;
+
+/* Whether every tl_emu_wgmma call of the LLVM text passes trans_b = 1 (B MN-major: read in place). */
+static bool calls_with_trans_b(const char *ll) {
+    int n = 0;
+    for (const char *p = strstr(ll, "call void @tl_emu_wgmma("); p; p = strstr(p + 1, "call void @tl_emu_wgmma(")) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len < 13 || memcmp(p + len - 13, "i32 0, i32 1)", 13) != 0) return false;
+        n++;
+    }
+    return n > 0;
+}
 
 static TlrtModule *compile_matmul(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, bool *uses_wgmma) {
     return compile_matmul_as(dt, bm, bn, bk, warps, stages, wgmma, NULL, uses_wgmma);
@@ -290,6 +304,8 @@ static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, i
     TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
     CHECK(st == TL_OK);
     *uses_wgmma = st == TL_OK && strstr(out, "@tl_emu_wgmma(") != NULL;
+    /* B read in place from its swizzled cp.async stage: no copy loop, the trans-b form */
+    last_b_in_place = *uses_wgmma && calls_with_trans_b(out);
     /* the asynchrony written out: fence, commit, wait, and the proxy fence (emu_wgmma.c checks them) */
     if (*uses_wgmma)
         CHECK(strstr(out, "@tl_emu_wgmma_fence(") && strstr(out, "@tl_emu_wgmma_commit(") &&
@@ -355,16 +371,19 @@ static void test_gemms(void) {
     const G configs[] = {
         {BF16, 64, 64, 32, 4, 0},  {F16, 64, 64, 32, 4, 1},  {BF16, 64, 128, 16, 4, 0}, {F16, 64, 256, 32, 4, 0},
         {BF16, 128, 32, 32, 8, 0}, {F16, 64, 8, 16, 4, 1},   {BF16, 128, 64, 64, 4, 0}, {F16, 128, 128, 32, 8, 1},
+        {BF16, 64, 16, 32, 4, 0},  {F16, 128, 128, 32, 4, 0},
     };
     for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
         const G *g = &configs[i];
         bool uses = false;
         TlrtModule *m = compile_matmul(g->dt, g->bm, g->bn, g->bk, g->warps, g->stages, true, &uses);
         CHECK(uses);
+        /* pipelined: B in place, swizzled (128 B for rows of >= 64 columns, 64 B for 32, 32 B for 16) */
+        CHECK(last_b_in_place == (g->stages != 1));
         if (!m) continue;
         char what[96];
         snprintf(what, sizeof what, "wgmma %dx%dx%d %dw %s", g->bm, g->bn, g->bk, g->warps,
-                 g->stages == 1 ? "unpipelined" : "pipelined");
+                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, B in place swizzled");
         /* masks everywhere: sizes no tile divides, padded rows; then exact multiples */
         check_gemm(m, g->dt, g->bm, g->bn, g->bm + 37, g->bn + 5, 3 * g->bk + 7, 3 * g->bk + 9, g->bn + 11, g->bn + 7,
                    what);
