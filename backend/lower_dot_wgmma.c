@@ -17,10 +17,12 @@
  * adjacent (LBO = 128 bytes), the column blocks SBO = 16 K bytes apart. The k-step at element k
  * starts at byte 16 k; chunk c at c * (Ni/8) * SBO. imm-trans-b = 0.
  *
- * One LLVM loop over K in steps of 16: per step, ldmatrix of the S = R0/2 A fragments, then
- * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0 (the target hooks
- * wgmma_fence, wgmma, wgmma_commit, wgmma_wait: the emulator checks their order, emu_wgmma.c).
+ * One wgmma group per dot: ldmatrix of the S = R0/2 A fragments of every k16 step, then
+ * wgmma.fence, the K/16 x S x (N/Ni) instructions (chained in place from one k16 step to the
+ * next), commit_group and wait_group 0 (the target hooks wgmma_fence, wgmma, wgmma_commit,
+ * wgmma_wait: the emulator checks their order and the chains, emu_wgmma.c).
  * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier. */
+#include <string.h>
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
@@ -159,41 +161,48 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         a_off[s] = LLVMBuildAdd(B, LLVMBuildMul(B, row, cg_i32(cg, o.a_stride), ""), hi_k, "");
     }
 
-    /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
-    CgAccLoop KL;
-    cg_acc_loop_begin(cg, &KL, "wgmma", 16, K, vc->regs, nregs, cg->t_f32);
-    LLVMValueRef k = KL.k, *acc = KL.acc;
+    /* The whole dot is ONE wgmma group: the A fragments of every k16 step (ldmatrix), wgmma.fence
+     * (the accumulators and the A fragments were written by ordinary instructions), the K/16 x S x
+     * chunks instructions (each k16 step accumulates in place on the one before it, still in
+     * flight: a chain, as Triton issues a k-step), commit, and one wait that hands the accumulators
+     * back. K is BLOCK_K (a constant): straight-line code. */
+    int steps = (int)(K / 16), ninst = S * chunks, h = ni / 2;
+    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)steps * (size_t)S, sizeof *fa);
+    for (int t = 0; t < steps; t++)
+        for (int s = 0; s < S; s++)
+            cg->hooks->ldmatrix(cg, 4, false,
+                                LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], cg_i32(cg, 16 * t), "")},
+                                              1, ""),
+                                fa[t * S + s]);
     LLVMValueRef *next = arena_calloc(cg->arena, (size_t)nregs, sizeof *next);
-    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)S, sizeof *fa);
-    for (int s = 0; s < S; s++)
-        cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
-                            fa[s]);
-    /* the k-step's first row: k/8 core matrices of 128 bytes, or k rows of W bytes */
-    LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, sw ? sw : 16), "");
-    int ninst = S * chunks, h = ni / 2;
+    memcpy(next, vc->regs, (size_t)nregs * sizeof *next);
     LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *d);
     LLVMValueRef *tok = arena_calloc(cg->arena, (size_t)ninst, sizeof *tok);
     int *reg = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *reg);
-    /* wgmma.fence (the accumulators and A fragments were written by ordinary instructions: the phis,
-     * ldmatrix), the group, commit, and the wait that hands the accumulators back. */
-    cg->hooks->wgmma_fence(cg);
     for (int s = 0; s < S; s++)
-        for (int c = 0; c < chunks; c++) {
-            int j0 = s * chunks + c;
-            LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
+        for (int c = 0; c < chunks; c++)
             for (int i = 0; i < h; i++) {
                 int j[2] = {2 * s + (i / 2) % 2, 2 * (c * ni / 8 + i / 4) + i % 2};
-                reg[j0 * h + i] = layout_reg_index(&rc, &lc, j);
-                dj[i] = acc[reg[j0 * h + i]];
+                reg[(s * chunks + c) * h + i] = layout_reg_index(&rc, &lc, j);
             }
-            int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
-            LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, chunk), ""));
-            tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, sw != 0, dj);
-        }
+    cg->hooks->wgmma_fence(cg);
+    for (int t = 0; t < steps; t++) {
+        /* the k16 step's first row of B: 2t core matrices of 128 bytes, or 16t rows of W bytes */
+        int64_t kbytes = sw ? 16LL * t * sw : 16LL * t * 16;
+        for (int s = 0; s < S; s++)
+            for (int c = 0; c < chunks; c++) {
+                int j0 = s * chunks + c;
+                LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
+                for (int i = 0; i < h; i++) dj[i] = next[reg[j0 * h + i]];
+                int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
+                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk));
+                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[t * S + s], bptr, desc, sw != 0, dj, t ? tok[j0] : NULL);
+                for (int i = 0; i < h; i++) next[reg[j0 * h + i]] = dj[i];
+            }
+    }
     cg->hooks->wgmma_commit(cg);
     cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);
     for (int i = 0; i < ninst * h; i++) next[reg[i]] = d[i];
-    cg_acc_loop_end(cg, &KL, next);
     cg_set(cg, &op->results[0], next, nregs);
     return true;
 }

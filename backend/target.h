@@ -186,10 +186,12 @@ typedef struct BeTargetHooks {
      * address field as the target defines it (NVPTX: the shared-space address; host: the offset
      * into the CTA's shared memory); imm-trans-b = trans_b (B MN-major), scale-d 1. d[n/2] f32 holds
      * the accumulator in and receives the instruction's (in-flight) results, which only
-     * wgmma_wait makes readable. Returns a token that names these accumulator registers for
-     * wgmma_wait (host: their buffer; NVPTX: NULL). */
+     * wgmma_wait makes readable. chain: the token of the wgmma still in flight whose results d
+     * holds (the same accumulator registers, accumulated in place), NULL when d was written by
+     * ordinary instructions. Returns a token that names these accumulator registers for wgmma_wait
+     * and later chains (host: their buffer, chain's when given; NVPTX: NULL). */
     LLVMValueRef (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                          bool trans_b, LLVMValueRef *d);
+                          bool trans_b, LLVMValueRef *d, LLVMValueRef chain);
     /* wgmma.commit_group.sync.aligned: the wgmma instructions since the last commit form a group. */
     void (*wgmma_commit)(Cg *cg);
     /* wgmma.wait_group.sync.aligned `pending`: every committed group but the `pending` most recent

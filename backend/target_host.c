@@ -338,14 +338,15 @@ static void host_cp_async_wait(Cg *cg, int n) {
 }
 
 /* tl_emu_wgmma(kind, n, a, 0, desc, d, 1, 0, trans_b). The descriptor's start address is, in the
- * emulator, B's byte offset into the CTA's shared memory (cg->smem_base). The accumulators of each
- * call site travel through an entry alloca of its own, [n/2 x float]: the emulator keeps writing
- * it until the wait that completes the instruction, and a chain of wgmmas in a loop reuses it,
- * which is how the emulator recognises the same registers. */
+ * emulator, B's byte offset into the CTA's shared memory (cg->smem_base). The accumulators travel
+ * through an entry alloca, [n/2 x float], of the call site or of the wgmma it chains on: the
+ * emulator keeps writing it until the wait that completes the instruction, and a chain (the next
+ * k16 step, or the same call site in a loop) reuses it, which is how the emulator recognises the
+ * same registers. */
 static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                               bool trans_b, LLVMValueRef *d) {
+                               bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
     LLVMBuilderRef B = cg->b;
-    LLVMValueRef pd = entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
+    LLVMValueRef pd = chain ? chain : entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
     LLVMValueRef pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
     for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
     for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));

@@ -351,7 +351,8 @@ static void nv_cp_async_wait(Cg *cg, int n) {
  * imm-scale-a, imm-scale-b, imm-trans-b. Outputs $0..$h-1 are the h = n/2 accumulators, tied to
  * the inputs $h..$2h-1; then a0..a3 ($2h..$2h+3) and the descriptor ($2h+4). */
 static LLVMValueRef nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                             bool trans_b, LLVMValueRef *d) {
+                             bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
+    (void)chain; /* registers: the accumulators in flight are the SSA values in d */
     LLVMBuilderRef B = cg->b;
     int h = n / 2;
     /* The start address field: the shared-space address (what ptrtoint of addrspace(3) gives) >> 4,
