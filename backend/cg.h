@@ -68,6 +68,7 @@ struct Cg {
     const Type *reg_big_tile;
     const char *reg_big_layout;
     int64_t reg_big_bytes;
+    int64_t smem_align;           /* alignment the shared memory needs (0: 16; 1024 for 128-byte swizzle atoms) */
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     LLVMTypeRef t_gptr, t_sptr;   /* ptr addrspace(1), ptr addrspace(3) */
 };
@@ -160,6 +161,8 @@ typedef struct CgLocalBuf {
     LLVMTypeRef et;          /* storage type of one element */
     LLVMValueRef base;       /* ptr addrspace(3) to element [0, .., 0] (computed in the entry block) */
     SmemSwizzle swz;         /* {swizzle = [..]} of the last two dims (ir/smem_swizzle.h); vec 0: none */
+    int nvmma;               /* 0: row-major with stride; 32/64/128: the wgmma MN-major swizzled layout of a
+                                [S, R, C] buffer ({nvmma_swizzle = W}: lower_async.c swizzled_ptr) */
 } CgLocalBuf;
 /* Lays out every local_alloc of the kernel (called once, in the entry block, after cg->smem_base is
  * set): fills cg->local_bufs and cg->smem_persist, sets cg->smem to the scratch region. False after
@@ -211,6 +214,11 @@ bool cg_dot_operand_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stri
 /* The physical i32 column of logical column col (i32) in row row (i32) of a swizzled buffer:
  * col ^ (((row / per_phase) % max_phase) * vec) (cg_swizzle.c); col itself when s has no swizzle. */
 LLVMValueRef cg_swizzle_col(Cg *cg, const SmemSwizzle *s, LLVMValueRef row, LLVMValueRef col);
+/* Whether the dot operand v ([R, C], 16-bit elements) is a local_load of a buffer in the swizzled
+ * layout ({nvmma_swizzle = W} on its local_alloc, passes/wgmma_operands.c): *stage receives the loaded
+ * stage's base (ptr addrspace(3), 8W-aligned), *swizzle W. Element (r, c) of the stage is at byte
+ * (2c / W) * R W + r W + 2c % W, then bits [4, 4 + log2(W/16)) XORed with bits [7, ...). */
+bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle);
 
 /* The K loop of the dot lowerings: k = 0, step, 2*step, ... < end (i32), carrying n accumulator
  * registers of type t. cg_acc_loop_begin opens it at the builder's position: L->k is the induction

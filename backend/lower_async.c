@@ -43,7 +43,9 @@ static void place_alloc(Op *op, void *vctx) {
         return;
     }
     int64_t pad = ir_op_attr_int(op, "row_pad", 0);
+    int64_t swz = ir_op_attr_int(op, "nvmma_swizzle", 0);
     CgLocalBuf *lb = arena_alloc(cg->arena, sizeof *lb);
+    memset(lb, 0, sizeof *lb);
     const char *why = NULL;
     if (smem_swizzle_read(op, &lb->swz, &why, cg->arena) == SMEM_SWIZZLE_MALFORMED) {
         cg_error(cg, op, "'local_alloc' of %s: %s", ir_type_str(cg->ir, t), why);
@@ -66,6 +68,26 @@ static void place_alloc(Op *op, void *vctx) {
         }
     }
     lb->bytes = (n * elem_bytes(cg, lb->et) + 15) & ~(int64_t)15;
+    if (swz) { /* [S, R, C] of 16-bit elements; stages and the buffer aligned to the 8-row atom */
+        int64_t eb = elem_bytes(cg, lb->et);
+        if (lb->swz.vec) {
+            cg_error(cg, op, "'local_alloc' of %s: attributes 'swizzle' and 'nvmma_swizzle' exclude each other",
+                     ir_type_str(cg->ir, t));
+            lc->ok = false;
+            return;
+        }
+        if ((swz != 32 && swz != 64 && swz != 128) || t->rank != 3 || eb != 2 || pad || t->dims[1] % 8 ||
+            t->dims[2] * eb % swz) {
+            cg_error(cg, op, "'local_alloc' of %s: attribute 'nvmma_swizzle' = %lld needs swizzle 32, 64 or 128, a buffer "
+                     "[stages, rows, cols] of 16-bit elements, rows a multiple of 8, row bytes a multiple of the "
+                     "swizzle and no row_pad", ir_type_str(cg->ir, t), (long long)swz);
+            lc->ok = false;
+            return;
+        }
+        lb->nvmma = (int)swz;
+        cg->smem_persist = (cg->smem_persist + 8 * swz - 1) & ~(8 * swz - 1);
+        if (cg->smem_align < 8 * swz) cg->smem_align = 8 * swz;
+    }
     lb->offset = cg->smem_persist;
     cg->smem_persist += lb->bytes;
     lb->base = LLVMBuildGEP2(cg->b, cg->t_i8, cg->smem_base, (LLVMValueRef[]){cg_i32(cg, lb->offset)}, 1, "local");
@@ -182,6 +204,28 @@ static LLVMValueRef elem_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, LL
     return LLVMBuildGEP2(cg->b, lb->et, base, &off, 1, "");
 }
 
+/* Element (row, col) (i32) of a stage of a swizzled buffer (cg.h cg_dot_operand_swizzled): W-byte
+ * rows grouped in column atoms of R rows, the 16-byte chunk bits XORed with the 128-byte row bits. */
+static LLVMValueRef swizzled_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef stage, LLVMValueRef row, LLVMValueRef col) {
+    LLVMBuilderRef B = cg->b;
+    int64_t W = lb->nvmma, R = lb->stride[0] / lb->stride[1];
+    LLVMValueRef cb = LLVMBuildMul(B, col, cg_i32(cg, 2), "");
+    LLVMValueRef atom = LLVMBuildMul(B, LLVMBuildUDiv(B, cb, cg_i32(cg, W), ""), cg_i32(cg, R * W), "");
+    LLVMValueRef off = LLVMBuildAdd(B, LLVMBuildAdd(B, atom, LLVMBuildMul(B, row, cg_i32(cg, W), ""), ""),
+                                    LLVMBuildURem(B, cb, cg_i32(cg, W), ""), "swz.off");
+    LLVMValueRef phase = LLVMBuildAnd(B, LLVMBuildLShr(B, off, cg_i32(cg, 7), ""), cg_i32(cg, W / 16 - 1), "");
+    off = LLVMBuildXor(B, off, LLVMBuildShl(B, phase, cg_i32(cg, 4), ""), "swz");
+    LLVMValueRef p = LLVMBuildGEP2(B, cg->t_i8, stage, &off, 1, "");
+    return p;
+}
+
+/* Where register reg of a tile whose dim d is buffer dim lead + d lives, from base (the leading
+ * indices applied). */
+static LLVMValueRef reg_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, int lead, const LayoutRegMap *rm, int reg) {
+    if (!lb->nvmma) return elem_ptr(cg, lb, base, reg_offset(cg, lb, lead, rm, reg));
+    return swizzled_ptr(cg, lb, base, cg_coord(cg, rm, reg, 0, NULL), cg_coord(cg, rm, reg, 1, NULL));
+}
+
 /* ------------------------------------------------------------------ local_load */
 
 static bool lower_local_load(Cg *cg, Op *op) {
@@ -201,7 +245,7 @@ static bool lower_local_load(Cg *cg, Op *op) {
     LLVMValueRef *out = arena_calloc(cg->arena, (size_t)rm.nregs, sizeof *out);
     unsigned align = (unsigned)elem_bytes(cg, lb->et);
     for (int r = 0; r < rm.nregs; r++) {
-        LLVMValueRef v = cg_smem_load(cg, lb->et, elem_ptr(cg, lb, base, reg_offset(cg, lb, lead, &rm, r)), align);
+        LLVMValueRef v = cg_smem_load(cg, lb->et, reg_ptr(cg, lb, base, lead, &rm, r), align);
         if (rt->elem->kind == TY_I1) v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->t_i8, 0, 0), "");
         out[r] = v;
     }
@@ -337,7 +381,7 @@ static bool lower_copy(Cg *cg, Op *op) {
     LLVMValueRef stage = elem_ptr(cg, lb, lb->base, lead_offset(cg, op, lb, 1, 1));
     LLVMTypeRef vt = v > 1 ? LLVMVectorType(lb->et, (unsigned)v) : lb->et;
     for (int r0 = 0; r0 < c.rm.nregs; r0 += v) {
-        LLVMValueRef dst = elem_ptr(cg, lb, stage, reg_offset(cg, lb, 1, &c.rm, r0));
+        LLVMValueRef dst = reg_ptr(cg, lb, stage, 1, &c.rm, r0);
         LLVMValueRef src = src_address(cg, &c, r0), cond = read_cond(cg, &c, r0);
         LLVMValueRef own = c.replicated ? cg_owner(cg, &c.rm, r0) : NULL;
         if (own && LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
@@ -385,6 +429,8 @@ bool cg_lower_async(Cg *cg, Op *op) {
     case OP_ASYNC_WAIT: {
         int64_t n = ir_op_attr_int(op, "pending", 0);
         if (cg->hooks->cp_async_wait) cg->hooks->cp_async_wait(cg, (int)(n < 0 ? 0 : n > 64 ? 64 : n));
+        /* the landed copies are read by wgmma through the async proxy (passes/wgmma_operands.c) */
+        if (ir_op_attr_int(op, "fence_proxy_async", 0) && cg->hooks->wgmma_smem_fence) cg->hooks->wgmma_smem_fence(cg);
         return true;
     }
     default: cg_error(cg, op, "internal error: '%s' is not an async op", op_name(op)); return false;
@@ -417,5 +463,15 @@ bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_s
     int64_t st;
     if (!cg_dot_operand_smem(cg, v, &b, &st, &swz) || swz.vec) return false;
     *base = b, *row_stride = st;
+    return true;
+}
+
+bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle) {
+    Op *ld = v ? v->def : NULL;
+    if (!ld || ld->kind != OP_LOCAL_LOAD || v->type->kind != TY_TILE || v->type->rank != 2) return false;
+    const CgLocalBuf *lb = ptrmap_get(&cg->local_bufs, ld->operands[0]);
+    if (!lb || !lb->nvmma || ld->num_operands != 2 || lb->rank != 3) return false;
+    *stage = elem_ptr(cg, lb, lb->base, lead_offset(cg, ld, lb, 1, 1));
+    *swizzle = lb->nvmma;
     return true;
 }

@@ -17,16 +17,22 @@
  * adjacent (LBO = 128 bytes), the column blocks SBO = 16 K bytes apart. The k-step at element k
  * starts at byte 16 k; chunk c at c * (Ni/8) * SBO. imm-trans-b = 0.
  *
- * One LLVM loop over K in steps of 16: per step, ldmatrix of the S = R0/2 A fragments, then
- * wgmma.fence, the S x (N/Ni) instructions, commit_group and wait_group 0. */
+ * One wgmma group per dot: ldmatrix of the S = R0/2 A fragments of every k16 step, then
+ * wgmma.fence, the K/16 x S x (N/Ni) instructions (chained in place from one k16 step to the
+ * next), commit_group and wait_group 0 (the target hooks wgmma_fence, wgmma, wgmma_commit,
+ * wgmma_wait: the emulator checks their order and the chains, emu_wgmma.c).
+ * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier. */
+#include <string.h>
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
 
 typedef struct WgOperands {
-    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices */
+    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices, or
+                           B's swizzled stage (b_swizzle) */
     int64_t a_stride;
+    int b_swizzle;      /* 0: B staged K-major; 32/64/128: read in place, MN-major swizzled */
 } WgOperands;
 
 /* Byte offset of B element (k, n) in the K-major core-matrix layout (i32). */
@@ -81,27 +87,31 @@ static void copy_b_smem(Cg *cg, const WgOperands *o, LLVMValueRef src, int64_t s
     LLVMPositionBuilderAtEnd(B, done);
 }
 
-/* A in place or staged with padded rows, B staged into core matrices: one scratch region, written
- * between two barriers, with the async-proxy fence before the second (wgmma reads B through it). */
+/* A in place or staged with padded rows, B in place (a swizzled pipelined stage, passes/
+ * wgmma_operands.c) or staged into core matrices: one scratch region, written between two
+ * barriers, with the async-proxy fence before the second (wgmma reads B through it). */
 static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
     const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
     int64_t M = ta->dims[0], K = ta->dims[1], N = tb->dims[1];
     LLVMValueRef b_src = NULL;
     int64_t b_stride = 0;
     bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &o->a, &o->a_stride);
-    bool in_b = cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
+    o->b_swizzle = 0;
+    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle);
+    bool in_b = !swz_b && cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
+    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced B) */
     int64_t sa = K + 8; /* 2-byte elements: 16 bytes of padding per row */
-    int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = K * N * 2;
+    int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = swz_b ? 0 : K * N * 2;
     int64_t boff = (abytes + 15) & ~(int64_t)15;
     const char *what = arena_printf(cg->arena, "wgmma dot operands %s (%lld B, padded rows) + %s (%lld B, core matrices)",
                                     cg_type_name(cg, ta), (long long)abytes, cg_type_name(cg, tb), (long long)bbytes);
     LLVMValueRef s = cg_smem(cg, op, boff + bbytes, what);
     if (!in_a) o->a = s, o->a_stride = sa;
-    o->b = byte_gep(cg, s, cg_i32(cg, boff));
+    if (!swz_b) o->b = byte_gep(cg, s, cg_i32(cg, boff));
     cg_barrier(cg);
     if (!in_a && !cg_dot_stage_rows(cg, op, 0, o->a, o->a_stride, et)) return false;
     if (in_b) copy_b_smem(cg, o, b_src, b_stride, K, N, et);
-    else if (!stage_b_regs(cg, op, o, K)) return false;
+    else if (!swz_b && !stage_b_regs(cg, op, o, K)) return false;
     if (cg->hooks->wgmma_smem_fence) cg->hooks->wgmma_smem_fence(cg);
     cg_barrier(cg);
     return true;
@@ -121,14 +131,19 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                  rc.regs[0], rc.regs[1], nregs);
         return false;
     }
-    uint64_t desc;
-    if (!dot_wgmma_desc(CORE_BYTES, 16 * K, DOT_WGMMA_SWIZZLE_NONE, &desc)) {
-        cg_error(cg, op, "dot: K = %lld is too large for a wgmma matrix descriptor's stride", (long long)K);
-        return false;
-    }
     LLVMTypeRef et = cg_storage_type(cg, ta->elem);
     WgOperands o;
     if (!place_operands(cg, op, et, &o)) return false;
+    /* B staged: K-major core matrices, LBO 128 (adjacent in K), SBO 16 K (adjacent 8-column blocks).
+     * B in place, swizzled W: MN-major, LBO = K W (the next W/2 columns), SBO = 8 W (the next 8 k-rows). */
+    int sw = o.b_swizzle;
+    uint64_t desc;
+    bool desc_ok = sw ? dot_wgmma_desc(K * sw, 8 * sw, dot_wgmma_swizzle_mode(sw), &desc)
+                      : dot_wgmma_desc(CORE_BYTES, 16 * K, DOT_WGMMA_SWIZZLE_NONE, &desc);
+    if (!desc_ok) {
+        cg_error(cg, op, "dot: K = %lld is too large for a wgmma matrix descriptor's stride", (long long)K);
+        return false;
+    }
     int S = rc.regs[0] / 2, chunks = (int)(N / ni);
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
@@ -146,31 +161,48 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         a_off[s] = LLVMBuildAdd(B, LLVMBuildMul(B, row, cg_i32(cg, o.a_stride), ""), hi_k, "");
     }
 
-    /* One loop over the k-steps (a straight line for one step), one phi per accumulator register. */
-    CgAccLoop KL;
-    cg_acc_loop_begin(cg, &KL, "wgmma", 16, K, vc->regs, nregs, cg->t_f32);
-    LLVMValueRef k = KL.k, *acc = KL.acc;
+    /* The whole dot is ONE wgmma group: the A fragments of every k16 step (ldmatrix), wgmma.fence
+     * (the accumulators and the A fragments were written by ordinary instructions), the K/16 x S x
+     * chunks instructions (each k16 step accumulates in place on the one before it, still in
+     * flight: a chain, as Triton issues a k-step), commit, and one wait that hands the accumulators
+     * back. K is BLOCK_K (a constant): straight-line code. */
+    int steps = (int)(K / 16), ninst = S * chunks, h = ni / 2;
+    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)steps * (size_t)S, sizeof *fa);
+    for (int t = 0; t < steps; t++)
+        for (int s = 0; s < S; s++)
+            cg->hooks->ldmatrix(cg, 4, false,
+                                LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], cg_i32(cg, 16 * t), "")},
+                                              1, ""),
+                                fa[t * S + s]);
     LLVMValueRef *next = arena_calloc(cg->arena, (size_t)nregs, sizeof *next);
-    LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)S, sizeof *fa);
+    memcpy(next, vc->regs, (size_t)nregs * sizeof *next);
+    LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *d);
+    LLVMValueRef *tok = arena_calloc(cg->arena, (size_t)ninst, sizeof *tok);
+    int *reg = arena_calloc(cg->arena, (size_t)ninst * (size_t)h, sizeof *reg);
     for (int s = 0; s < S; s++)
-        cg->hooks->ldmatrix(cg, 4, false, LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], k, "")}, 1, ""),
-                            fa[s]);
-    LLVMValueRef kbytes = LLVMBuildMul(B, k, cg_i32(cg, 16), ""); /* k/8 core matrices of 128 bytes */
-    LLVMValueRef *d = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *d);
-    int *reg = arena_calloc(cg->arena, (size_t)ni / 2, sizeof *reg);
-    for (int s = 0; s < S; s++)
-        for (int c = 0; c < chunks; c++) {
-            for (int i = 0; i < ni / 2; i++) {
+        for (int c = 0; c < chunks; c++)
+            for (int i = 0; i < h; i++) {
                 int j[2] = {2 * s + (i / 2) % 2, 2 * (c * ni / 8 + i / 4) + i % 2};
-                reg[i] = layout_reg_index(&rc, &lc, j);
-                d[i] = acc[reg[i]];
+                reg[(s * chunks + c) * h + i] = layout_reg_index(&rc, &lc, j);
             }
-            LLVMValueRef bptr = byte_gep(cg, o.b, LLVMBuildAdd(B, kbytes, cg_i32(cg, (int64_t)c * (ni / 8) * 16 * K), ""));
-            bool first = s == 0 && c == 0, last = s == S - 1 && c == chunks - 1;
-            cg->hooks->wgmma(cg, plan->kind, ni, fa[s], bptr, desc, d, first, last);
-            for (int i = 0; i < ni / 2; i++) next[reg[i]] = d[i];
-        }
-    cg_acc_loop_end(cg, &KL, next);
+    cg->hooks->wgmma_fence(cg);
+    for (int t = 0; t < steps; t++) {
+        /* the k16 step's first row of B: 2t core matrices of 128 bytes, or 16t rows of W bytes */
+        int64_t kbytes = sw ? 16LL * t * sw : 16LL * t * 16;
+        for (int s = 0; s < S; s++)
+            for (int c = 0; c < chunks; c++) {
+                int j0 = s * chunks + c;
+                LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
+                for (int i = 0; i < h; i++) dj[i] = next[reg[j0 * h + i]];
+                int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
+                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk));
+                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[t * S + s], bptr, desc, sw != 0, dj, t ? tok[j0] : NULL);
+                for (int i = 0; i < h; i++) next[reg[j0 * h + i]] = dj[i];
+            }
+    }
+    cg->hooks->wgmma_commit(cg);
+    cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);
+    for (int i = 0; i < ninst * h; i++) next[reg[i]] = d[i];
     cg_set(cg, &op->results[0], next, nregs);
     return true;
 }

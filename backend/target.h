@@ -61,22 +61,30 @@
  *   void    tl_emu_cp_async_wait(int32_t n)         cp.async.wait_group n: every committed group
  *           of this thread except the n most recent lands now (in issue order, through the
  *           shared-memory write checks). Copies still queued when a thread returns are a fault.
- *   void    tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_b, float *d,
- *                        int32_t scale_d, int32_t trans_b)
- *           warpgroup collective (warps 4g..4g+3, all 128 threads; same kind, n, desc_b, scale_d,
- *           trans_b): wgmma.mma_async.sync.aligned.m64n{n}k16.f32.<t>.<t> (kind TL_MMA_F16 /
- *           TL_MMA_BF16, n = 8..256 step 8) with A FROM REGISTERS: a = 4 b32, the m16n8k16 A
- *           fragment (as for tl_emu_mma) of rows 16w..16w+15 of the 64 (w = warp % 4); B (16 x n)
- *           from shared memory through the matrix descriptor desc_b (PTX ISA "Matrix Descriptor
- *           Format", ir/dot_wgmma.h) whose start address field is the byte offset into this CTA's
- *           shared memory (tl_emu_smem) >> 4. Decoded: trans_b 0 (K-major B: 8x8 core matrices of
- *           8 n-rows x 16 bytes of k, LBO = bytes between core matrices adjacent in K, SBO =
- *           adjacent in N), swizzle 0, base offset 0; anything else, or B outside the shared
- *           memory, is a fault (the emulator decodes exactly what the lowering emits). d = n/2 f32
- *           per thread in the wgmma D layout (lane 4g+t of warp w: d[i] is row 16w + g +
- *           8((i/2)%2), column 8(i/4) + 2t + i%2), scale_d 0 (d = A*B) or 1 (d += A*B). Products
- *           exact, the sum formed in double and rounded to f32 once per call; wgmma.fence /
- *           commit_group / wait_group have no host hook (the call completes at once).
+ *   void    tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b,
+ *                        float *d, int32_t scale_d, int32_t trans_a, int32_t trans_b)
+ *           warpgroup collective (warps 4g..4g+3, all 128 threads; same kind, n, descriptors,
+ *           scale_d, trans_a, trans_b): ISSUES wgmma.mma_async.sync.aligned.m64n{n}k16.f32.<t>.<t>
+ *           (kind TL_MMA_F16 / TL_MMA_BF16, n = 8..256 step 8). A from registers when a != NULL:
+ *           a = 4 b32, the m16n8k16 A fragment (as for tl_emu_mma) of rows 16w..16w+15 of the 64
+ *           (w = warp % 4), desc_a and trans_a 0; else A (64 x 16) from shared memory through
+ *           desc_a (trans_a 1: MN-major). B (16 x n) from shared memory through desc_b (trans_b 1:
+ *           MN-major). A descriptor (PTX ISA "Matrix Descriptor Format", ir/dot_wgmma.h) has its
+ *           start address field = the byte offset into this CTA's shared memory (tl_emu_smem) >> 4;
+ *           swizzle 0 / 32 / 64 / 128 B and base_offset are decoded (runtime/emu/emu_wgmma.c).
+ *           d = n/2 f32 registers of this thread in the wgmma D layout (lane 4g+t of warp w: d[i] is
+ *           row 16w + g + 8((i/2)%2), column 8(i/4) + 2t + i%2), scale_d 0 (d = A*B) or 1 (d += A*B):
+ *           read at issue (or chained on a wgmma in flight with the same d), then filled with a
+ *           poison NaN until the wgmma.wait_group that completes the instruction writes the result
+ *           (products exact, the sum formed in double and rounded to f32 once). The operands in
+ *           shared memory are read at that wait; writing them before is a fault, and so is reading
+ *           generic-proxy writes without fence.proxy.async, or accumulators ordinary instructions
+ *           wrote without wgmma.fence.
+ *   void    tl_emu_wgmma_fence(void)              wgmma.fence.sync.aligned (this thread)
+ *   void    tl_emu_wgmma_commit(void)             wgmma.commit_group.sync.aligned (warpgroup collective)
+ *   void    tl_emu_wgmma_wait(int32_t n)          wgmma.wait_group.sync.aligned n (warpgroup collective):
+ *           every committed group but the n most recent completes now, in issue order
+ *   void    tl_emu_fence_proxy_async(void)        fence.proxy.async.shared::cta (this thread)
  * and, per kernel K, the generated entry `void K__entry(void **params)` which unpacks params (one
  * pointer per ABI parameter, like cuLaunchKernel's kernelParams) and calls K.
  */
@@ -165,20 +173,35 @@ typedef struct BeTargetHooks {
     void (*cp_async)(Cg *cg, LLVMValueRef sdst, LLVMValueRef gsrc, int cp_size, LLVMValueRef src_size);
     void (*cp_async_commit)(Cg *cg);
     void (*cp_async_wait)(Cg *cg, int n);
-    /* sm_90a only: one wgmma.mma_async m64n{n}k16 (kind TL_MMA_F16 / TL_MMA_BF16, f32 accumulator,
-     * n = 8..256 step 8) with A from registers: a[4] i32, this warp's m16n8k16 A fragment of the
-     * instruction's rows 16(warp%4) .. +15; B from shared memory: b_smem (ptr addrspace(3)) is B's
-     * start address and desc_b the rest of its matrix descriptor (ir/dot_wgmma.h); the hook ORs in
-     * the start address field as the target defines it (NVPTX: the shared-space address; host: the
-     * offset into the CTA's shared memory). K-major B (imm-trans-b 0), scale-d 1: d[n/2] f32 holds
-     * the accumulator in and receives the results. fence: wgmma.fence.sync.aligned before; wait:
-     * wgmma.commit_group + wgmma.wait_group 0 after (the lowering brackets each k-step's group of
-     * instructions, docs/tensor-cores.md section 5). NULL on targets without it. */
-    void (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                  LLVMValueRef *d, bool fence, bool wait);
-    /* After this thread's generic stores of a wgmma operand to shared memory, before the barrier
-     * that publishes them: wgmma reads shared memory through the async proxy, which needs
-     * fence.proxy.async to see generic-proxy writes (NVPTX). NULL = nothing to do (host). */
+    /* ---- sm_90a only (NULL on targets without wgmma). The lowering writes the asynchrony out:
+     * wgmma_fence, the wgmma instructions of a group, wgmma_commit, then wgmma_wait, which hands the
+     * accumulators back (docs/tensor-cores.md section 5). */
+    /* wgmma.fence.sync.aligned: orders this thread's earlier register writes (accumulators, A
+     * fragments) before the wgmma instructions that follow. */
+    void (*wgmma_fence)(Cg *cg);
+    /* One wgmma.mma_async m64n{n}k16 (kind TL_MMA_F16 / TL_MMA_BF16, f32 accumulator, n = 8..256
+     * step 8) with A from registers: a[4] i32, this warp's m16n8k16 A fragment of the instruction's
+     * rows 16(warp%4) .. +15; B from shared memory: b_smem (ptr addrspace(3)) is B's start address
+     * and desc_b the rest of its matrix descriptor (ir/dot_wgmma.h); the hook ORs in the start
+     * address field as the target defines it (NVPTX: the shared-space address; host: the offset
+     * into the CTA's shared memory); imm-trans-b = trans_b (B MN-major), scale-d 1. d[n/2] f32 holds
+     * the accumulator in and receives the instruction's (in-flight) results, which only
+     * wgmma_wait makes readable. chain: the token of the wgmma still in flight whose results d
+     * holds (the same accumulator registers, accumulated in place), NULL when d was written by
+     * ordinary instructions. Returns a token that names these accumulator registers for wgmma_wait
+     * and later chains (host: their buffer, chain's when given; NVPTX: NULL). */
+    LLVMValueRef (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                          bool trans_b, LLVMValueRef *d, LLVMValueRef chain);
+    /* wgmma.commit_group.sync.aligned: the wgmma instructions since the last commit form a group. */
+    void (*wgmma_commit)(Cg *cg);
+    /* wgmma.wait_group.sync.aligned `pending`: every committed group but the `pending` most recent
+     * has completed. vals[ninst * per_inst] are the accumulators of the ninst instructions whose
+     * tokens are tokens[ninst] (per_inst = n/2 each); they are replaced by the values after the wait
+     * (NVPTX: tied through the wait, so no read moves above it; host: reloaded). */
+    void (*wgmma_wait)(Cg *cg, int pending, int ninst, const LLVMValueRef *tokens, int per_inst, LLVMValueRef *vals);
+    /* fence.proxy.async.shared::cta: this thread's generic-proxy writes of shared memory (st.shared,
+     * a completed cp.async) become visible to the async proxy that wgmma reads through; placed after
+     * the writes (and the cp.async wait), before the barrier that publishes them. */
     void (*wgmma_smem_fence)(Cg *cg);
     /* After the kernel body: kernel annotations (NVPTX: PTX_Kernel calling convention, .maxntid =
      * 32*num_warps, shared memory sized to cg->smem_bytes, static below 48 KB, dynamic above;

@@ -337,29 +337,17 @@ static void host_cp_async_wait(Cg *cg, int n) {
     call(cg, "tl_emu_cp_async_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
 }
 
-/* `void K__entry(ptr params)`: params[i] points at ABI parameter i (cuLaunchKernel's kernelParams). */
-/* The entry alloca called `name` of this kernel, made on first use: one per kernel, not one per
- * call site (an unrolled wgmma loop has many). */
-static LLVMValueRef kernel_alloca(Cg *cg, LLVMTypeRef t, const char *name) {
-    size_t want = strlen(name);
-    for (LLVMValueRef i = LLVMGetFirstInstruction(cg->entry); i; i = LLVMGetNextInstruction(i)) {
-        size_t len;
-        const char *nm = LLVMGetValueName2(i, &len);
-        if (LLVMIsAAllocaInst(i) && len == want && !memcmp(nm, name, len)) return i;
-    }
-    return entry_alloca(cg, t, name);
-}
-
-/* tl_emu_wgmma(kind, n, a, desc, d, 1, 0). The descriptor's start address is, in the emulator, B's
- * byte offset into the CTA's shared memory (cg->smem_base). The accumulators travel through a
- * [128 x float] alloca (n/2 <= 128); fence and wait have no host counterpart (the call completes
- * at once). */
-static void host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                       LLVMValueRef *d, bool fence, bool wait) {
-    (void)fence, (void)wait;
+/* tl_emu_wgmma(kind, n, a, 0, desc, d, 1, 0, trans_b). The descriptor's start address is, in the
+ * emulator, B's byte offset into the CTA's shared memory (cg->smem_base). The accumulators travel
+ * through an entry alloca, [n/2 x float], of the call site or of the wgmma it chains on: the
+ * emulator keeps writing it until the wait that completes the instruction, and a chain (the next
+ * k16 step, or the same call site in a loop) reuses it, which is how the emulator recognises the
+ * same registers. */
+static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                               bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
     LLVMBuilderRef B = cg->b;
-    LLVMValueRef pd = kernel_alloca(cg, LLVMArrayType2(cg->t_f32, 128), "wgmma.d");
-    LLVMValueRef pa = kernel_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
+    LLVMValueRef pd = chain ? chain : entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
+    LLVMValueRef pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
     for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
     for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));
     LLVMValueRef off = LLVMBuildSub(B, LLVMBuildPtrToInt(B, b_smem, cg->t_i64, ""),
@@ -367,12 +355,33 @@ static void host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef 
     LLVMValueRef start = LLVMBuildAnd(B, LLVMBuildLShr(B, off, LLVMConstInt(cg->t_i64, 4, 0), ""),
                                       LLVMConstInt(cg->t_i64, 0x3fff, 0), "");
     LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
-    LLVMTypeRef ps[7] = {cg->t_i32, cg->t_i32, ptr0(cg), cg->t_i64, ptr0(cg), cg->t_i32, cg->t_i32};
-    LLVMValueRef as[7] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, desc, pd, i32c(cg, 1), i32c(cg, 0)};
-    call(cg, "tl_emu_wgmma", cg->t_void, ps, 7, as, CALL_SYNC);
+    LLVMTypeRef ps[9] = {cg->t_i32, cg->t_i32, ptr0(cg), cg->t_i64, cg->t_i64, ptr0(cg), cg->t_i32, cg->t_i32, cg->t_i32};
+    LLVMValueRef as[9] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, LLVMConstInt(cg->t_i64, 0, 0), desc, pd,
+                          i32c(cg, 1), i32c(cg, 0), i32c(cg, trans_b)};
+    call(cg, "tl_emu_wgmma", cg->t_void, ps, 9, as, CALL_SYNC);
+    /* what the registers hold while in flight: the emulator's poison */
     for (int i = 0; i < n / 2; i++) d[i] = LLVMBuildLoad2(B, cg->t_f32, elem_ptr(cg, cg->t_f32, pd, i), "");
+    return pd;
 }
 
+static void host_wgmma_fence(Cg *cg) { call(cg, "tl_emu_wgmma_fence", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
+
+static void host_wgmma_commit(Cg *cg) { call(cg, "tl_emu_wgmma_commit", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
+
+static void host_wgmma_wait(Cg *cg, int pending, int ninst, const LLVMValueRef *tokens, int per_inst,
+                            LLVMValueRef *vals) {
+    LLVMValueRef a = i32c(cg, (uint64_t)pending);
+    call(cg, "tl_emu_wgmma_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
+    for (int j = 0; j < ninst; j++)
+        for (int i = 0; i < per_inst; i++)
+            vals[j * per_inst + i] = LLVMBuildLoad2(cg->b, cg->t_f32, elem_ptr(cg, cg->t_f32, tokens[j], i), "");
+}
+
+static void host_fence_proxy_async(Cg *cg) {
+    call(cg, "tl_emu_fence_proxy_async", cg->t_void, NULL, 0, NULL, CALL_SYNC);
+}
+
+/* `void K__entry(ptr params)`: params[i] points at ABI parameter i (cuLaunchKernel's kernelParams). */
 static void host_finish_kernel(Cg *cg) {
     /* shared_base is called for every kernel; an unused base would stay (the call is convergent). */
     LLVMValueRef cast = cg->smem ? LLVMIsAAddrSpaceCastInst(cg->smem) : NULL;
@@ -436,7 +445,10 @@ const BeTargetHooks be_target_host = {
     .cp_async = host_cp_async,
     .cp_async_commit = host_cp_async_commit,
     .cp_async_wait = host_cp_async_wait,
+    .wgmma_fence = host_wgmma_fence,
     .wgmma = host_wgmma,
-    .wgmma_smem_fence = NULL, /* the emulator's shared memory has one proxy */
+    .wgmma_commit = host_wgmma_commit,
+    .wgmma_wait = host_wgmma_wait,
+    .wgmma_smem_fence = host_fence_proxy_async, /* the emulator checks it (emu_wgmma.c) */
     .finish_kernel = host_finish_kernel,
 };

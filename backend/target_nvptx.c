@@ -270,6 +270,8 @@ static void annotate(Cg *cg, const char *key, int value) {
 static void size_smem(Cg *cg) {
     char name[512];
     LLVMValueRef g = LLVMGetNamedGlobal(cg->mod, smem_name(cg, name, sizeof name));
+    unsigned align = cg->smem_align > 16 ? (unsigned)cg->smem_align : 16; /* swizzle atoms (lower_async.c) */
+    if (g) LLVMSetAlignment(g, align);
     if (!g || cg->smem_bytes > be_target(cg->opt)->static_smem_max) return;
     if (cg->smem_bytes <= 0) {
         if (!LLVMGetFirstUse(g)) LLVMDeleteGlobal(g);
@@ -279,7 +281,7 @@ static void size_smem(Cg *cg) {
     LLVMValueRef s = LLVMAddGlobalInAddressSpace(cg->mod, at, "", 3);
     LLVMSetInitializer(s, LLVMGetUndef(at)); /* .shared cannot be initialised */
     LLVMSetLinkage(s, LLVMInternalLinkage);
-    LLVMSetAlignment(s, 16);
+    LLVMSetAlignment(s, align);
     LLVMReplaceAllUsesWith(g, s);
     LLVMDeleteGlobal(g);
     LLVMSetValueName2(s, name, strlen(name));
@@ -348,8 +350,9 @@ static void nv_cp_async_wait(Cg *cg, int n) {
  * operand order is the one ptxas (CUDA 13) accepts for A in registers: d, a, b-desc, scale-d,
  * imm-scale-a, imm-scale-b, imm-trans-b. Outputs $0..$h-1 are the h = n/2 accumulators, tied to
  * the inputs $h..$2h-1; then a0..a3 ($2h..$2h+3) and the descriptor ($2h+4). */
-static void nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                     LLVMValueRef *d, bool fence, bool wait) {
+static LLVMValueRef nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
+                             bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
+    (void)chain; /* registers: the accumulators in flight are the SSA values in d */
     LLVMBuilderRef B = cg->b;
     int h = n / 2;
     /* The start address field: the shared-space address (what ptrtoint of addrspace(3) gives) >> 4,
@@ -359,11 +362,10 @@ static void nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_
     LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
     const char *t = kind == TL_MMA_F16 ? "f16" : "bf16";
     StrBuf txt = {0}, cons = {0};
-    if (fence) sb_puts(&txt, "wgmma.fence.sync.aligned;\n\t");
     sb_printf(&txt, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, t, t);
     for (int k = 0; k < h; k++) sb_printf(&txt, k ? ", $%d" : "$%d", k);
-    sb_printf(&txt, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, 0;", 2 * h, 2 * h + 1, 2 * h + 2, 2 * h + 3, 2 * h + 4);
-    if (wait) sb_puts(&txt, "\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;");
+    sb_printf(&txt, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", 2 * h, 2 * h + 1, 2 * h + 2, 2 * h + 3, 2 * h + 4,
+              trans_b ? 1 : 0);
     for (int k = 0; k < h; k++) sb_puts(&cons, "=f,");
     for (int k = 0; k < h; k++) sb_printf(&cons, "%d,", k);
     sb_puts(&cons, "r,r,r,r,l,~{memory}");
@@ -378,6 +380,46 @@ static void nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_
     LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
     LLVMValueRef call = LLVMBuildCall2(B, fty, asmv, args, (unsigned)h + 5, "");
     for (int k = 0; k < h; k++) d[k] = LLVMBuildExtractValue(B, call, (unsigned)k, "");
+    sb_free(&txt);
+    sb_free(&cons);
+    return NULL;
+}
+
+/* A side-effecting inline-asm statement without operands. */
+static void nv_asm_stmt(Cg *cg, const char *txt) {
+    static const char cons[] = "~{memory}";
+    LLVMTypeRef fty = LLVMFunctionType(cg->t_void, NULL, 0, 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt, strlen(txt), cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(cg->b, fty, asmv, NULL, 0, "");
+}
+
+static void nv_wgmma_fence(Cg *cg) { nv_asm_stmt(cg, "wgmma.fence.sync.aligned;"); }
+
+static void nv_wgmma_commit(Cg *cg) { nv_asm_stmt(cg, "wgmma.commit_group.sync.aligned;"); }
+
+/* wgmma.wait_group with every accumulator tied through it ("=f" outputs, "0".. inputs), as Triton
+ * does: nothing reads an accumulator above the wait. */
+static void nv_wgmma_wait(Cg *cg, int pending, int ninst, const LLVMValueRef *tokens, int per_inst,
+                          LLVMValueRef *vals) {
+    (void)tokens;
+    int h = ninst * per_inst;
+    StrBuf txt = {0}, cons = {0};
+    sb_printf(&txt, "wgmma.wait_group.sync.aligned %d;", pending);
+    if (h == 0) {
+        nv_asm_stmt(cg, txt.data);
+        sb_free(&txt);
+        return;
+    }
+    for (int k = 0; k < h; k++) sb_puts(&cons, "=f,");
+    for (int k = 0; k < h; k++) sb_printf(&cons, k ? ",%d" : "%d", k);
+    sb_puts(&cons, ",~{memory}");
+    LLVMTypeRef *tys = arena_calloc(cg->arena, (size_t)h, sizeof *tys);
+    for (int k = 0; k < h; k++) tys[k] = cg->t_f32;
+    LLVMTypeRef ret = LLVMStructTypeInContext(cg->ctx, tys, (unsigned)h, 0);
+    LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)h, 0);
+    LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, asmv, vals, (unsigned)h, "");
+    for (int k = 0; k < h; k++) vals[k] = LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
     sb_free(&txt);
     sb_free(&cons);
 }
@@ -428,7 +470,10 @@ const BeTargetHooks be_target_nvptx = {
     .cp_async = nv_cp_async,
     .cp_async_commit = nv_cp_async_commit,
     .cp_async_wait = nv_cp_async_wait,
+    .wgmma_fence = nv_wgmma_fence,
     .wgmma = nv_wgmma,
+    .wgmma_commit = nv_wgmma_commit,
+    .wgmma_wait = nv_wgmma_wait,
     .wgmma_smem_fence = nv_wgmma_smem_fence,
     .finish_kernel = nv_finish_kernel,
 };

@@ -323,7 +323,7 @@ static bool graph_lowering(Compile *c, const char *passes, bool *ran) {
     if (!emits_code(opt->emit) && opt->emit != TL_EMIT_PLAN) return true;
     StdLib *std = std_lib_new();
     GpInstantiator in = std_lib_instantiator(std);
-    int n = gp_lower_module(c->m, opt->only, &in, c->d, &c->plan);
+    int n = gp_lower_module(c->m, opt->only, &in, opt->remarks, c->d, &c->plan);
     std_lib_free(std);
     *ran = c->lowered = n > 0;
     if (n < 0) return false;

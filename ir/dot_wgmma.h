@@ -34,7 +34,13 @@ const char *dot_wgmma_name(const DotWgmma *plan, Arena *a);
 /* Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29
  * leading dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4, 49-51 base offset,
  * 62-63 swizzle mode (0 none, 1 128B, 2 64B, 3 32B). */
-enum { DOT_WGMMA_SWIZZLE_NONE = 0 };
+/* The descriptor's swizzle field (bits 62-63). */
+enum { DOT_WGMMA_SWIZZLE_NONE = 0, DOT_WGMMA_SWIZZLE_128B = 1, DOT_WGMMA_SWIZZLE_64B = 2, DOT_WGMMA_SWIZZLE_32B = 3 };
+/* The field for a swizzle width in bytes (128, 64, 32; anything else: NONE). */
+static inline int dot_wgmma_swizzle_mode(int bytes) {
+    return bytes == 128 ? DOT_WGMMA_SWIZZLE_128B : bytes == 64 ? DOT_WGMMA_SWIZZLE_64B
+         : bytes == 32 ? DOT_WGMMA_SWIZZLE_32B : DOT_WGMMA_SWIZZLE_NONE;
+}
 /* The descriptor without its start address (the target adds that: it knows what a shared-memory
  * address is, backend/target.h): lbo and sbo in bytes, multiples of 16 below 2^18; base offset 0.
  * Returns false (out untouched) when an offset does not fit or swizzle is not 0..3. */

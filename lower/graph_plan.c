@@ -264,7 +264,8 @@ static void free_graph(GpGraph *g) {
     ptrvec_free(&g->done);
 }
 
-int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *in, DiagEngine *d, StrBuf *plan) {
+int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *in, bool remarks, DiagEngine *d,
+                    StrBuf *plan) {
     PtrVec graphs = {0};
     for (Func *f = m->first; f; f = f->next)
         if (f->kind == FUNC_GRAPH) ptrvec_push(&graphs, f);
@@ -278,7 +279,7 @@ int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *in, Dia
     for (int i = 0; i < graphs.len && !std.failed; i++) {
         Func *f = graphs.items[i];
         if (!only || !strcmp(f->name, only)) {
-            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f};
+            GpGraph g = {.a = a, .m = m, .d = d, .std = &std, .graph = f, .remarks = remarks};
             lowered += lower_graph(&g, plan);
             free_graph(&g);
         }

@@ -33,6 +33,8 @@ typedef struct GpInstantiator {
  * only when a graph is to be lowered). The ops' `group` attributes (the fuse pass's) are taken as given:
  * each group becomes one kernel, and a group that cannot is an error at its op. Returns the number of
  * graphs lowered (0 and m untouched when it has no graph), or -1 after reporting every error to d at the
- * graph op (or the std source) concerned; m must then be discarded. */
-int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *std, DiagEngine *d, StrBuf *plan);
+ * graph op (or the std source) concerned; m must then be discarded. remarks: say, as remarks, which
+ * tile configuration each std matmul/conv instance got and why (lower/tile_pick.c). */
+int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *std, bool remarks, DiagEngine *d,
+                    StrBuf *plan);
 #endif

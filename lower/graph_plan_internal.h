@@ -103,6 +103,7 @@ typedef struct GpGraph {
     const char *anchor_key, *anchor_suffix; /* set while a graph.map anchor is lowered: its fn and args, part of
                                                the fused instance's key and name */
     bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
+    bool remarks;         /* --remarks: name each std instance's tile configuration (tile_pick.c) */
     PtrVec done;          /* Op*: group members already lowered with their anchor */
 } GpGraph;
 

@@ -11,6 +11,7 @@
  * Values nobody constrains get home(rank), the default layout of the kernel's largest tile of
  * that rank, so most tiles of one rank agree and need no conversion. A store asks nothing of the
  * value it stores: it follows the layout the value settles in (refit() fixes up its addresses). */
+#include "wgmma_operands.h"
 #include "pass_util.h"
 #include "../ir/dot_engine.h"
 #include "../ir/layout.h"
@@ -522,6 +523,7 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
         }
         /* ldmatrix reads conflict-free from XOR-swizzled stages (ir/smem_swizzle.h) */
         if (e.kind == DOT_ENGINE_MMA && e.k == 16) p->changed |= smem_swizzle_dot_operands(p->m, p->f, op);
+        if (wgmma_mark_operands(p->m, p->f, op, &e)) p->changed = true; /* b's buffer swizzled, read in place */
         l = pl ? *pl : engine_layout(p, &e);
         l = settle(p, res, &l, NULL, op, NULL, op->loc);
         demand(p, op, 2, &l); /* a and b: any layout, the lowering stages them through shared memory */

@@ -94,6 +94,10 @@ typedef struct EmuFiber {
     EmuCpAsync *cp;
     int ncp, cp_cap;
     uint32_t cp_committed;
+    /* wgmma (emu_wgmma.c): fence.proxy.async executed so far in this CTA, and whether a
+     * wgmma.fence came since this thread's last wgmma.wait_group (or the CTA's start) */
+    uint32_t px_fences;
+    bool wg_fenced;
     void *asan_fake_stack;       /* ASan's fake-stack handle while switched out */
     char *low;                   /* lowest frame address seen at a switch (how far ASan may have poisoned) */
 } EmuFiber;
@@ -182,11 +186,19 @@ enum { EMU_RACE_MANY = 0xffff };
 typedef struct EmuRace {
     uint32_t *wr_epoch, *rd_epoch;
     uint16_t *wr_tid, *rd_tid;
+    /* For wgmma (async proxy) reads, kept even with TILEC_EMU_RACECHECK=0 and reset at every CTA
+     * start: px_fence = 1 + the writer's px_fences at its last generic-proxy write of the byte (0:
+     * not written in this CTA), px_tid that writer; inflight = wgmma operations issued and not
+     * yet completed that read the byte. */
+    uint32_t *px_fence;
+    uint16_t *px_tid, *inflight;
     size_t bytes;
 } EmuRace;
 /* Allocates the tracker for `bytes` of shared memory (all entries stale: epoch 0). false: no memory. */
 bool emu_race_init(EmuRace *r, size_t bytes);
 void emu_race_free(EmuRace *r);
+/* At a CTA's start: forgets the proxy and in-flight state of the previous CTA. */
+void emu_race_cta_start(EmuRace *r);
 
 /* ---- one launch (emu_launch.c) */
 enum { EMU_MAX_THREADS = 1024, EMU_MSG = 1024 };
@@ -212,6 +224,7 @@ struct EmuLaunch {
     uint32_t epoch;              /* barrier epoch: +1 at every completed barrier and at every CTA start */
     EmuRace race;
     EmuCounting *counting;       /* NULL unless counting is on */
+    struct EmuWgState *wg;       /* wgmma groups per warpgroup (emu_wgmma.c), made at first use */
     TlrtCounters counts;         /* this launch's totals so far */
     bool faulted;
     char msg[EMU_MSG];
@@ -254,7 +267,7 @@ enum { EMU_MMA_F16 = 0, EMU_MMA_BF16 = 1, EMU_MMA_TF32 = 2 };
  * register (the low 13 bits, which the tensor core ignores, are dropped). NaN / Inf stay so. */
 double emu_mma_decode(int kind, uint32_t bits);
 
-/* ---- wgmma (emu_wgmma.c, tl_emu_wgmma) */
+/* ---- wgmma (emu_wgmma.c: tl_emu_wgmma and its fences, commit and wait) */
 /* A wgmma matrix descriptor's fields (PTX ISA "Matrix Descriptor Format"), in bytes where the
  * descriptor holds them >> 4: start (offset into the CTA's shared memory in the emulator), lbo
  * (leading dimension byte offset), sbo (stride dimension byte offset); base_offset 0..7, swizzle
@@ -265,6 +278,25 @@ typedef struct EmuWgmmaDesc {
 } EmuWgmmaDesc;
 /* Decodes desc into *out; false when a reserved bit (14-15, 30-31, 46-48, 52-61) is set. */
 bool emu_wgmma_desc_decode(uint64_t desc, EmuWgmmaDesc *out);
+/* The swizzle width in bytes of a descriptor's mode (0 none, 1 128, 2 64, 3 32). */
+int emu_wgmma_swizzle_bytes(int swizzle);
+/* The shared-memory byte offset of element (mn, k) of an operand read through *ds: mn is the row
+ * of A (0..63) or the column of B (0..n-1), k 0..15; mn_major: the operand is MN-major (imm-trans
+ * 1), else K-major. The canonical layouts of the PTX ISA ("Shared memory matrix layout", the
+ * strides as CUTLASS's make_gmma_desc reads them), then the swizzle's XOR of address bits [4, 4+b)
+ * with bits [7, 7+b) (b = 1, 2, 3 for 32, 64, 128 bytes) less base_offset. ds must be one the
+ * emulator accepts (decoded, base_offset only with a swizzle). */
+uint32_t emu_wgmma_elem_offset(const EmuWgmmaDesc *ds, bool mn_major, int mn, int k);
+/* Called for every generic-proxy shared-memory write (st.shared, a landing cp.async) of the running
+ * thread at smem offset off (emu_race_access): a fault when a wgmma still in flight reads a byte
+ * of it (`what` names the write). */
+void emu_wgmma_check_write(EmuLaunch *L, size_t off, int64_t bytes, const char *what);
+/* A CTA starts: drops the groups of the previous CTA. */
+void emu_wgmma_cta_start(EmuLaunch *L);
+/* The running thread returns: a fault while its warpgroup has wgmma operations not yet waited for. */
+void emu_wgmma_at_exit(EmuLaunch *L);
+/* The end of a launch: frees L->wg. */
+void emu_wgmma_free(EmuLaunch *L);
 
 /* ---- cp.async (emu_async.c) */
 /* Called when the running thread returns from the kernel: a fault if it still has queued copies. */

@@ -13,9 +13,14 @@ void tl_emu_ldmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out)
 void tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_size);
 void tl_emu_cp_async_commit(void);
 void tl_emu_cp_async_wait(int32_t n);
-/* emu_wgmma.c: wgmma.mma_async with A in registers, B through a descriptor; warpgroup collective. */
-void tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_b, float *d, int32_t scale_d,
-                  int32_t trans_b);
+/* emu_wgmma.c: wgmma.mma_async (A in registers or through a descriptor, B through a descriptor),
+ * its fence, commit_group and wait_group (warpgroup collectives), and fence.proxy.async. */
+void tl_emu_wgmma(int32_t kind, int32_t n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, float *d,
+                  int32_t scale_d, int32_t trans_a, int32_t trans_b);
+void tl_emu_wgmma_fence(void);
+void tl_emu_wgmma_commit(void);
+void tl_emu_wgmma_wait(int32_t n);
+void tl_emu_fence_proxy_async(void);
 /* emu_print.c: the `print` op. */
 void tl_emu_print(const char *fmt, const void *args);
 /* emu_bf16.c: f32 -> bf16 (round to nearest even), which LLVM's x86 back end calls and Debian 12's

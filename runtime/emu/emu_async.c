@@ -54,6 +54,7 @@ void tl_emu_cp_async(void *dst, const void *src, int32_t cp_size, int32_t src_si
         return;
     }
     check_dst(L, dst, cp_size);
+    emu_wgmma_check_write(L, (size_t)((unsigned char *)dst - L->smem), cp_size, "cp.async"); /* it may land any time */
     if (src_size > 0) { /* src-size 0 (a masked-off copy) reads nothing, so src is not checked */
         if ((uintptr_t)src % (uintptr_t)cp_size)
             emu_fault(L, "misaligned cp.async source: %p (a %d-byte copy needs %d-byte alignment)", src, cp_size, cp_size);

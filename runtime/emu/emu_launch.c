@@ -264,6 +264,7 @@ static void fiber_main(void) {
     emu_fiber_arrived(L);
     L->entry(L->params);
     emu_cp_async_at_exit(L); /* copies never waited for are a fault */
+    emu_wgmma_at_exit(L);    /* so are wgmma operations */
     L->fibers[L->cur].state = FIBER_DONE;
     L->ndone++;
     yield(L, true);
@@ -275,12 +276,16 @@ static void fiber_main(void) {
 static bool run_cta(EmuLaunch *L) {
     memset(L->smem, 0xff, L->smem_bytes); /* poison: NaN / -1 where nothing was written */
     L->epoch++;                           /* the race tracker's entries of the previous CTA go stale */
+    emu_race_cta_start(&L->race);
+    emu_wgmma_cta_start(L);
     for (int i = 0; i < L->nthreads; i++) {
         EmuFiber *f = &L->fibers[i];
         f->state = FIBER_READY;
         f->barrier_site = NULL;
         f->ncp = 0; /* cp.async queues of an abandoned CTA are dropped */
         f->cp_committed = 0;
+        f->px_fences = 0;
+        f->wg_fenced = false;
         emu_stack_unpoison(f);
         f->uc.uc_stack.ss_sp = f->stack;
         f->uc.uc_stack.ss_size = f->stack_size;
@@ -352,6 +357,7 @@ TlrtStatus emu_run(EmuState *st, const RtVariant *v, const unsigned grid[3], voi
         }
     }
     emu_counting_free(counting);
+    if (L) emu_wgmma_free(L);
     emu_race_free(&race); /* L->race is a copy of it */
     for (int i = 0; fibers && i < nthreads; i++) free(fibers[i].cp);
     free(smem);

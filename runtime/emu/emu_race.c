@@ -15,6 +15,7 @@
  * Fibers never run concurrently, so the memory is exactly what the last writer left. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include "emu.h"
 
 bool emu_race_init(EmuRace *r, size_t bytes) {
@@ -24,7 +25,10 @@ bool emu_race_init(EmuRace *r, size_t bytes) {
     r->rd_epoch = calloc(n, sizeof *r->rd_epoch);
     r->wr_tid = calloc(n, sizeof *r->wr_tid);
     r->rd_tid = calloc(n, sizeof *r->rd_tid);
-    if (r->wr_epoch && r->rd_epoch && r->wr_tid && r->rd_tid) return true;
+    r->px_fence = calloc(n, sizeof *r->px_fence);
+    r->px_tid = calloc(n, sizeof *r->px_tid);
+    r->inflight = calloc(n, sizeof *r->inflight);
+    if (r->wr_epoch && r->rd_epoch && r->wr_tid && r->rd_tid && r->px_fence && r->px_tid && r->inflight) return true;
     emu_race_free(r);
     return false;
 }
@@ -34,7 +38,16 @@ void emu_race_free(EmuRace *r) {
     free(r->rd_epoch);
     free(r->wr_tid);
     free(r->rd_tid);
+    free(r->px_fence);
+    free(r->px_tid);
+    free(r->inflight);
     *r = (EmuRace){0};
+}
+
+void emu_race_cta_start(EmuRace *r) {
+    if (!r->px_fence) return;
+    memset(r->px_fence, 0, r->bytes * sizeof *r->px_fence);
+    memset(r->inflight, 0, r->bytes * sizeof *r->inflight);
 }
 
 static _Noreturn void race(EmuLaunch *L, const char *verb, int64_t bytes, size_t off, const char *how, int other) {
@@ -52,9 +65,14 @@ void emu_race_access(EmuLaunch *L, const void *p, int64_t bytes, bool is_write, 
         emu_fault(L, "shared-memory access out of bounds: %s of %" PRId64 " bytes at smem offset %zu, the kernel has %zu bytes of shared memory",
                   is_write ? "store" : "load", bytes, (size_t)(a - base), L->smem_size);
     }
-    if (L->st->no_race_check) return;
     EmuRace *r = &L->race;
     size_t off = a - base;
+    if (is_write) { /* wgmma's async-proxy view (emu_wgmma.c): kept with the race check off too */
+        emu_wgmma_check_write(L, off, bytes, "store");
+        for (size_t i = off; i < off + (size_t)bytes; i++)
+            r->px_fence[i] = L->fibers[L->cur].px_fences + 1, r->px_tid[i] = (uint16_t)L->cur;
+    }
+    if (L->st->no_race_check) return;
     uint32_t ep = L->epoch;
     uint16_t t = (uint16_t)L->cur;
     if (!is_write) {

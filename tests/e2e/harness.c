@@ -341,6 +341,19 @@ E2eDtype e2e_define_dtype(const char *name, E2eDtype dflt) {
     return dflt;
 }
 
+/* The value of -D NAME=... of this test's kernels.list line as an integer, or dflt. */
+int e2e_define_int(const char *name, int dflt) {
+    const char *defines = E2E_DEFINES;
+    size_t n = strlen(name);
+    for (const char *p = defines; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > n && !strncmp(p, name, n) && p[n] == '=') return atoi(p + n + 1);
+        p = end ? end + 1 : NULL;
+    }
+    return dflt;
+}
+
 /* The PTX this CUDA device loads: TILEC_E2E_PTX, else sm_90 on sm_90+ devices ("... (sm_90)"). */
 static const char *ptx_arch(const TlrtContext *ctx) {
     const char *env = getenv("TILEC_E2E_PTX");

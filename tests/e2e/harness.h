@@ -129,6 +129,8 @@ int e2e_end(E2e *t);
 
 /* The dtype that -D NAME=... in this test's kernels.list line gives, or dflt. */
 E2eDtype e2e_define_dtype(const char *name, E2eDtype dflt);
+/* The integer that -D NAME=... in this test's kernels.list line gives, or dflt. */
+int e2e_define_int(const char *name, int dflt);
 
 /* ---- random inputs (xorshift64*, seeded per run) */
 uint64_t e2e_rand_u64(E2e *t);

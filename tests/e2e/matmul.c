@@ -1,13 +1,15 @@
 /* tests/zoo/matmul.tile end to end: C [M, N] (f32) = A [M, K] x B [K, N], inputs of type T (f16
  * for the `matmul` line of kernels.list, bf16 and f32 for matmul_bf16 / matmul_f32), f32
- * accumulation with fma, 64 x 64 x 32 tiles, grid (ceil(M/64), ceil(N/64)), leading dimensions
- * lda, ldb, ldc.
+ * accumulation with fma, 64 x 64 x 32 tiles (or the line's BLOCK_M / BLOCK_N), grid (ceil(M/BM),
+ * ceil(N/BN)), leading dimensions lda, ldb, ldc. The matmul_wgmma* lines compile it with --wgmma
+ * (tools/device-check: wgmma on sm_90a, and the strict wgmma emulator on the host).
  * Tolerance: |err| <= (K + 8) * 2^-24 * sum_k |a[i,k] b[k,j]| + 1e-5 |c| (f32 accumulation of K
  * products that are exact in f32 for f16/bf16 inputs; the reference takes the same rounded inputs). */
 #include <math.h>
 #include "harness.h"
 
-enum { BM = 64, BN = 64 };
+/* The tile of the kernels.list line (-D BLOCK_M / BLOCK_N), the source's 64 x 64 by default. */
+static int BM = 64, BN = 64;
 
 static void run(E2e *t, E2eDtype T, int M, int N, int K, int lda, int ldb, int ldc, E2eVariant variant) {
     e2e_case(t, "%s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d", e2e_dtype_name(T), M, N, K, lda, ldb, ldc);
@@ -40,6 +42,7 @@ int main(int argc, char **argv) {
     E2e t;
     if (e2e_begin(&t, argc, argv)) {
         E2eDtype T = e2e_define_dtype("T", E2E_F16);
+        BM = e2e_define_int("BLOCK_M", 64), BN = e2e_define_int("BLOCK_N", 64);
         run(&t, T, 80, 48, 96, 96, 48, 48, E2E_SPECIALIZED); /* all divisible by 16, none by the tiles */
         run(&t, T, 144, 160, 112, 112, 160, 160, E2E_SPECIALIZED); /* 3 x 3 programs, K in 3.5 steps */
         run(&t, T, 70, 50, 45, 45, 50, 50, E2E_GENERIC);     /* nothing divisible by 16 */

@@ -69,30 +69,40 @@ static const char *compile_c(const char *rel, const char *name) {
 static int a_val(int r, int k, int seed, int G) { return (7 * r + 3 * k + seed + G) % 9 - 4; }
 static int b_val(int k, int n, int seed) { return (5 * k + 11 * n + seed) % 7 - 3; }
 
+/* tests/emu/wgmma_kernels.c's MK_* */
+enum {
+    MK_NONE = 0, MK_CP = 1, MK_NO_WGMMA_FENCE = 2, MK_EARLY_READ = 3, MK_OVERWRITE = 4, MK_NO_PROXY_CP = 5,
+    MK_NO_PROXY_ST = 6, MK_ACC_CHANGED = 7, MK_NO_WAIT = 8, MK_CP_OVERWRITE = 9, MK_CHAIN = 10,
+    MK_PROXY_TOO_EARLY = 11, MK_WRONG_SWIZZLE = 12,
+};
+
 typedef struct FragCase {
     const char *kernel;
-    int warps, kind, n, lbo, sbo, swizzle, scale_d, start, trans_b;
+    int warps, kind, n, lbo, sbo, swizzle, scale_d, start, trans_b, base_off, mistake;
 } FragCase;
 
 static TlrtStatus run_frag(TlrtModule *m, const FragCase *c, int seed, float *host) {
     int nthreads = 32 * c->warps;
     size_t bytes = (size_t)nthreads * (size_t)(c->n / 2) * 4;
     float *out = dev_alloc(bytes);
-    TlrtArg a[10] = {tlrt_arg_ptr(out), tlrt_arg_i32(c->kind), tlrt_arg_i32(c->n), tlrt_arg_i32(c->lbo),
+    void *image = dev_alloc(16384);
+    TlrtArg a[13] = {tlrt_arg_ptr(out), tlrt_arg_i32(c->kind), tlrt_arg_i32(c->n), tlrt_arg_i32(c->lbo),
                      tlrt_arg_i32(c->sbo), tlrt_arg_i32(c->swizzle), tlrt_arg_i32(c->scale_d), tlrt_arg_i32(c->start),
-                     tlrt_arg_i32(seed), tlrt_arg_i32(c->trans_b)};
+                     tlrt_arg_i32(seed), tlrt_arg_i32(c->trans_b), tlrt_arg_i32(c->base_off), tlrt_arg_i32(c->mistake),
+                     tlrt_arg_ptr(image)};
     unsigned grid[3] = {1, 1, 1};
-    TlrtStatus st = tlrt_launch(m, c->kernel, grid, a, 10, NULL);
+    TlrtStatus st = tlrt_launch(m, c->kernel, grid, a, 13, NULL);
     if (st == TLRT_OK && host) CHECK(tlrt_memcpy_dtoh(ctx, host, out, bytes) == TLRT_OK);
     CHECK(tlrt_free(ctx, out) == TLRT_OK);
+    CHECK(tlrt_free(ctx, image) == TLRT_OK);
     return st;
 }
 
 /* Counts the registers that differ from the ISA's D layout: thread (warp w of its warpgroup G, lane
- * 4g+t), d[i] = row 16w + g + 8((i/2)%2), column 8(i/4) + 2t + i%2. swap_h: a deliberately wrong
- * layout (the two row halves exchanged), which must NOT match. */
+ * 4g+t), d[i] = row 16w + g + 8((i/2)%2), column 8(i/4) + 2t + i%2, holding C + times * (A B).
+ * swap_h: a deliberately wrong layout (the two row halves exchanged), which must NOT match. */
 static int frag_mismatches(const FragCase *c, int seed, const float *host, bool swap_h) {
-    int bad = 0;
+    int bad = 0, times = c->mistake == MK_CHAIN ? 2 : 1;
     for (int tid = 0; tid < 32 * c->warps; tid++) {
         int G = tid / 128, w = tid / 32 % 4, lane = tid % 32, g = lane >> 2, t = lane & 3;
         for (int i = 0; i < c->n / 2; i++) {
@@ -100,10 +110,10 @@ static int frag_mismatches(const FragCase *c, int seed, const float *host, bool 
             if (swap_h) h = 1 - h;
             int row = 16 * w + g + 8 * h, col = 8 * (i / 4) + 2 * t + i % 2;
             double want = c->scale_d ? tid * 1000.0 + i : 0.0;
-            for (int k = 0; k < 16; k++) want += a_val(row, k, seed, G) * b_val(k, col, seed);
+            for (int k = 0; k < 16; k++) want += times * a_val(row, k, seed, G) * b_val(k, col, seed);
             float got = host[tid * (c->n / 2) + i];
             if (got != (float)want) {
-                if (!swap_h && bad < 5)
+                if (!swap_h && c->mistake != MK_WRONG_SWIZZLE && bad < 5)
                     fprintf(stderr, "%s n=%d: thread %d d[%d] = %g, want %g (row %d, col %d)\n", c->kernel, c->n, tid, i,
                             got, want, row, col);
                 bad++;
@@ -111,6 +121,14 @@ static int frag_mismatches(const FragCase *c, int seed, const float *host, bool 
         }
     }
     return bad;
+}
+
+/* A planted mistake: the launch faults with a message holding every string given. */
+static void expect_fault(TlrtModule *m, const FragCase *c, int seed, const char *what, const char *s1, const char *s2) {
+    TlrtStatus st = run_frag(m, c, seed, NULL);
+    bool ok = st == TLRT_ERR_FAULT && error_has(s1, s2, NULL);
+    CHECK(ok);
+    printf("  planted %s: %s\n", what, st == TLRT_ERR_FAULT ? tlrt_last_error(ctx) : "no fault");
 }
 
 static void test_fragments(void) {
@@ -126,36 +144,80 @@ static void test_fragments(void) {
     int seed = (int)(rng % 1000);
     float *host = malloc(256 * 128 * sizeof *host);
     /* K-major core matrices as the lowering stages them (LBO 128, SBO 256: K = 16), and the other
-     * arrangement (column blocks adjacent: SBO 128, LBO = n/8 * 128), with B not at offset 0. */
+     * arrangement (column blocks adjacent: SBO 128, LBO = n/8 * 128), with B not at offset 0; the
+     * swizzle modes K-major (SBO = 8 rows x the width; LBO unused) and MN-major (SBO = the next 8
+     * k-rows, LBO = the next W/2 columns), a pattern that starts off its alignment (base_offset),
+     * through cp.async, and a chain of two groups. */
     const FragCase cases[] = {
-        {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 0},    {"wg_frag", 4, 0, 64, 128, 256, 0, 0, 0, 0},
-        {"wg_frag", 4, 1, 8, 128, 256, 0, 1, 512, 0},   {"wg_frag", 4, 0, 256, 128, 256, 0, 1, 0, 0},
-        {"wg_frag", 4, 1, 120, 15 * 128, 128, 0, 1, 1024, 0},
-        {"wg_frag8", 8, 1, 32, 128, 256, 0, 1, 0, 0},   {"wg_frag8", 8, 0, 16, 128, 256, 0, 0, 2048, 0},
+        {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 0, 0, MK_NONE},     {"wg_frag", 4, 0, 64, 128, 256, 0, 0, 0, 0, 0, MK_NONE},
+        {"wg_frag", 4, 1, 8, 128, 256, 0, 1, 512, 0, 0, MK_NONE},    {"wg_frag", 4, 0, 256, 128, 256, 0, 1, 0, 0, 0, MK_NONE},
+        {"wg_frag", 4, 1, 120, 15 * 128, 128, 0, 1, 1024, 0, 0, MK_NONE},
+        {"wg_frag8", 8, 1, 32, 128, 256, 0, 1, 0, 0, 0, MK_NONE},    {"wg_frag8", 8, 0, 16, 128, 256, 0, 0, 2048, 0, 0, MK_NONE},
+        {"wg_frag", 4, 1, 64, 16, 1024, 1, 1, 0, 0, 0, MK_NONE},     {"wg_frag", 4, 0, 128, 16, 512, 2, 1, 512, 0, 0, MK_NONE},
+        {"wg_frag", 4, 1, 64, 16, 256, 3, 1, 256, 0, 0, MK_NONE},    {"wg_frag", 4, 1, 64, 16, 1024, 1, 1, 384, 0, 3, MK_NONE},
+        {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 1, 0, MK_NONE},     {"wg_frag", 4, 0, 128, 2048, 1024, 1, 1, 0, 1, 0, MK_NONE},
+        {"wg_frag", 4, 1, 64, 1024, 512, 2, 1, 0, 1, 0, MK_NONE},    {"wg_frag", 4, 1, 64, 512, 256, 3, 0, 1024, 1, 0, MK_NONE},
+        {"wg_frag", 4, 1, 64, 16, 1024, 1, 1, 0, 0, 0, MK_CP},       {"wg_frag8", 8, 0, 64, 1024, 512, 2, 1, 0, 1, 0, MK_CP},
+        {"wg_frag", 4, 1, 64, 16, 1024, 1, 1, 0, 0, 0, MK_CHAIN},    {"wg_frag8", 8, 1, 32, 128, 256, 0, 1, 0, 0, 0, MK_CHAIN},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const FragCase *fc = &cases[c];
         for (int i = 0; i < 32 * fc->warps * (fc->n / 2); i++) host[i] = NAN;
-        CHECK(run_frag(m, fc, seed, host) == TLRT_OK);
+        TlrtStatus st = run_frag(m, fc, seed, host);
+        CHECK(st == TLRT_OK);
+        if (st != TLRT_OK) fprintf(stderr, "%s\n", tlrt_last_error(ctx));
         int bad = frag_mismatches(fc, seed, host, false);
         CHECK(bad == 0);
         CHECK(frag_mismatches(fc, seed, host, true) > 0); /* the check can fail */
-        printf("  fragments %s kind %d n=%d lbo=%d sbo=%d start=%d scale_d=%d: %d mismatches\n", fc->kernel, fc->kind,
-               fc->n, fc->lbo, fc->sbo, fc->start, fc->scale_d, bad);
+        printf("  fragments %s kind %d n=%d lbo=%d sbo=%d swizzle=%d trans_b=%d start=%d base_offset=%d scale_d=%d "
+               "mode %d: %d mismatches\n",
+               fc->kernel, fc->kind, fc->n, fc->lbo, fc->sbo, fc->swizzle, fc->trans_b, fc->start, fc->base_off,
+               fc->scale_d, fc->mistake, bad);
     }
-    /* Faults: what the emulator does not decode, B outside shared memory, a partial warpgroup. */
-    const FragCase swz = {"wg_frag", 4, 1, 64, 128, 256, 1, 1, 0, 0};
-    CHECK(run_frag(m, &swz, seed, NULL) == TLRT_ERR_FAULT && error_has("swizzle mode 1", NULL));
-    const FragCase trb = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 1};
-    CHECK(run_frag(m, &trb, seed, NULL) == TLRT_ERR_FAULT && error_has("imm-trans-b 1", NULL));
-    const FragCase oob = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 16384 - 256, 0};
-    CHECK(run_frag(m, &oob, seed, NULL) == TLRT_ERR_FAULT && error_has("past the kernel's 16384 bytes", NULL));
-    const FragCase two = {"wg_frag2", 2, 1, 64, 128, 256, 0, 1, 0, 0};
-    CHECK(run_frag(m, &two, seed, NULL) == TLRT_ERR_FAULT && error_has("warpgroup", "64 threads", NULL));
-    const FragCase part = {"wg_partial", 4, 1, 64, 128, 256, 0, 1, 0, 0};
-    CHECK(run_frag(m, &part, seed, NULL) == TLRT_ERR_FAULT && error_has("wgmma", NULL));
-    const FragCase badn = {"wg_frag", 4, 1, 12, 128, 256, 0, 1, 0, 0};
-    CHECK(run_frag(m, &badn, seed, NULL) == TLRT_ERR_FAULT && error_has("m64n12k16", NULL));
+    /* Planted mistakes. A wrong swizzle mode in the descriptor gives wrong numbers; a read of the
+     * accumulators before the wait gives NaN; the rest are faults. */
+    for (int swz = 1; swz <= 3; swz++) {
+        const FragCase wrong = {"wg_frag", 4, 1, 64, 16, swz == 1 ? 1024 : swz == 2 ? 512 : 256, swz, 1, 0, 0, 0,
+                                MK_WRONG_SWIZZLE};
+        CHECK(run_frag(m, &wrong, seed, host) == TLRT_OK);
+        int bad = frag_mismatches(&wrong, seed, host, false);
+        CHECK(bad > 0);
+        printf("  planted wrong swizzle (layout mode %d, descriptor mode %d): %d of %d registers wrong\n", swz,
+               swz % 3 + 1, bad, 128 * 32);
+    }
+    const FragCase early = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 0, 0, MK_EARLY_READ};
+    CHECK(run_frag(m, &early, seed, host) == TLRT_OK);
+    int nans = 0;
+    for (int i = 0; i < 128 * 32; i++) nans += isnan(host[i]) != 0;
+    CHECK(nans == 128 * 32);
+    printf("  planted early accumulator read: %d of %d registers NaN\n", nans, 128 * 32);
+    FragCase f = {"wg_frag", 4, 1, 64, 16, 1024, 1, 1, 0, 0, 0, MK_NO_WGMMA_FENCE};
+    expect_fault(m, &f, seed, "missing wgmma.fence", "missing wgmma.fence", "thread 0");
+    f.mistake = MK_OVERWRITE;
+    expect_fault(m, &f, seed, "stage overwritten (st.shared)", "store of 2 bytes", "stage overwritten in flight");
+    f.mistake = MK_CP_OVERWRITE;
+    expect_fault(m, &f, seed, "stage overwritten (cp.async)", "cp.async of 16 bytes", "stage overwritten in flight");
+    f.mistake = MK_NO_PROXY_CP;
+    expect_fault(m, &f, seed, "missing fence.proxy.async (cp.async)", "missing fence.proxy.async", "generic proxy");
+    f.mistake = MK_PROXY_TOO_EARLY;
+    expect_fault(m, &f, seed, "fence.proxy.async before the cp.async wait", "missing fence.proxy.async", NULL);
+    f.mistake = MK_NO_PROXY_ST;
+    expect_fault(m, &f, seed, "missing fence.proxy.async (st.shared)", "missing fence.proxy.async", "thread 0 wrote");
+    f.mistake = MK_ACC_CHANGED;
+    expect_fault(m, &f, seed, "accumulator changed in flight", "thread 33 changed the accumulator registers", NULL);
+    f.mistake = MK_NO_WAIT;
+    expect_fault(m, &f, seed, "no wait", "never waited for", "1 in committed groups");
+    const FragCase base0 = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 0, 0, 3, MK_NONE};
+    expect_fault(m, &base0, seed, "base offset without swizzle", "base offset 3 without swizzle", NULL);
+    /* What the hardware cannot do: B outside shared memory, a partial warpgroup, a bad shape. */
+    const FragCase oob = {"wg_frag", 4, 1, 64, 128, 256, 0, 1, 16384 - 256, 0, 0, MK_NONE};
+    expect_fault(m, &oob, seed, "B past shared memory", "past the kernel's 16384 bytes", NULL);
+    const FragCase two = {"wg_frag2", 2, 1, 64, 128, 256, 0, 1, 0, 0, 0, MK_NONE};
+    expect_fault(m, &two, seed, "2 warps", "warpgroup", "64 threads");
+    const FragCase part = {"wg_partial", 4, 1, 64, 128, 256, 0, 1, 0, 0, 0, MK_NONE};
+    expect_fault(m, &part, seed, "partial warpgroup", "wgmma", NULL);
+    const FragCase badn = {"wg_frag", 4, 1, 12, 128, 256, 0, 1, 0, 0, 0, MK_NONE};
+    expect_fault(m, &badn, seed, "n = 12", "m64n12k16", NULL);
     free(host);
     tlrt_module_unload(m);
 }
@@ -167,6 +229,20 @@ static void test_fragments(void) {
  * the wgmma path). NULL when it does not compile. */
 static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
                                      bool *uses_wgmma);
+/* Whether the last compile_matmul_as read B in place (passes/wgmma_operands.c). */
+static bool last_b_in_place;
+
+/* Whether every tl_emu_wgmma call of the LLVM text passes trans_b = 1 (B MN-major: read in place). */
+static bool calls_with_trans_b(const char *ll) {
+    int n = 0;
+    for (const char *p = strstr(ll, "call void @tl_emu_wgmma("); p; p = strstr(p + 1, "call void @tl_emu_wgmma(")) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len < 13 || memcmp(p + len - 13, "i32 0, i32 1)", 13) != 0) return false;
+        n++;
+    }
+    return n > 0;
+}
 
 static TlrtModule *compile_matmul(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, bool *uses_wgmma) {
     return compile_matmul_as(dt, bm, bn, bk, warps, stages, wgmma, NULL, uses_wgmma);
@@ -228,6 +304,12 @@ static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, i
     TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
     CHECK(st == TL_OK);
     *uses_wgmma = st == TL_OK && strstr(out, "@tl_emu_wgmma(") != NULL;
+    /* B read in place from its swizzled cp.async stage: no copy loop, the trans-b form */
+    last_b_in_place = *uses_wgmma && calls_with_trans_b(out);
+    /* the asynchrony written out: fence, commit, wait, and the proxy fence (emu_wgmma.c checks them) */
+    if (*uses_wgmma)
+        CHECK(strstr(out, "@tl_emu_wgmma_fence(") && strstr(out, "@tl_emu_wgmma_commit(") &&
+              strstr(out, "@tl_emu_wgmma_wait(") && strstr(out, "@tl_emu_fence_proxy_async("));
     free(out);
     out = NULL;
     opt.emit = TL_EMIT_SO;
@@ -289,16 +371,19 @@ static void test_gemms(void) {
     const G configs[] = {
         {BF16, 64, 64, 32, 4, 0},  {F16, 64, 64, 32, 4, 1},  {BF16, 64, 128, 16, 4, 0}, {F16, 64, 256, 32, 4, 0},
         {BF16, 128, 32, 32, 8, 0}, {F16, 64, 8, 16, 4, 1},   {BF16, 128, 64, 64, 4, 0}, {F16, 128, 128, 32, 8, 1},
+        {BF16, 64, 16, 32, 4, 0},  {F16, 128, 128, 32, 4, 0},
     };
     for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
         const G *g = &configs[i];
         bool uses = false;
         TlrtModule *m = compile_matmul(g->dt, g->bm, g->bn, g->bk, g->warps, g->stages, true, &uses);
         CHECK(uses);
+        /* pipelined: B in place, swizzled (128 B for rows of >= 64 columns, 64 B for 32, 32 B for 16) */
+        CHECK(last_b_in_place == (g->stages != 1));
         if (!m) continue;
         char what[96];
         snprintf(what, sizeof what, "wgmma %dx%dx%d %dw %s", g->bm, g->bn, g->bk, g->warps,
-                 g->stages == 1 ? "unpipelined" : "pipelined");
+                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, B in place swizzled");
         /* masks everywhere: sizes no tile divides, padded rows; then exact multiples */
         check_gemm(m, g->dt, g->bm, g->bn, g->bm + 37, g->bn + 5, 3 * g->bk + 7, 3 * g->bk + 9, g->bn + 11, g->bn + 7,
                    what);

@@ -244,6 +244,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tilec-embed: --symbol '%s' is not a C identifier\n", symbol);
         return 2;
     }
+    /* Arch-specific code (sm_90a: wgmma) runs only on its own architecture, never on a newer one:
+     * a module carrying it must carry a portable image too, for the runtime to fall back on. */
+    int portable = 0, specific = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(im[i].kind, "TLRT_IMAGE_HOST")) continue;
+        if (im[i].arch_specific) specific = i;
+        else portable++;
+    }
+    if (specific >= 0 && !portable) {
+        fprintf(stderr, "tilec-embed: %s: sm_%da code runs only on compute capability %d.%d devices; add a portable "
+                        "image beside it (--ptx sm_%d, or a --cubin of a plain architecture) for the others\n",
+                im[specific].file, im[specific].cc, im[specific].cc / 10, im[specific].cc % 10, im[specific].cc);
+        return 2;
+    }
     if (!name) name = symbol;
     int rc = write_source(out, symbol, name, im, n);
     if (!rc && header) rc = write_header(header, symbol, name);
