@@ -607,8 +607,7 @@ static bool lower_transpose(GpGraph *g, Op *op) {
         perm[i] = ok ? (int)p->items[i]->i : 0;
     }
     if (!ok) return bad_attr(g, op, "perm", arena_printf(g->a, "a permutation of %d axes", r));
-    const char *values[] = {T, itoa_a(g, graph_kind(GK_IDENTITY)->code)};
-    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T", "OP"}, values, 2, op->loc);
+    Func *k = gp_kernel(g, "std_unary", (const char *[]){"T"}, &T, 1, op->loc); /* a copy */
     ElemViews ev;
     if (!k || !elementwise_views(g, &y, 1, y, op->loc, &ev)) return false;
     int64_t block = gp_kconst(g, k, "BLOCK", op->loc);
@@ -616,8 +615,6 @@ static bool lower_transpose(GpGraph *g, Op *op) {
     GpLaunch *l = gp_launch(g, k, gp_cdiv(g, ev.count, block), "1", "1", op->loc);
     gp_arg_view(g, l, x, perm, r, ev.shape, GP_ELEMWISE_RANK);
     gp_arg_view(g, l, y, NULL, 0, ev.shape, GP_ELEMWISE_RANK);
-    gp_arg_f32(g, l, 0.0);
-    gp_arg_f32(g, l, 0.0);
     return true;
 }
 
