@@ -78,6 +78,11 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (c->results->type != r->type)
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
     int an = f->anchor[pi];
+    /* std_reduce computes one element per program and stores it as a scalar; a chain is spliced
+     * only at tile stores (lower/graph_epilogue.c). Rows that fit one CTA are row groups (above). */
+    if (f->ops[an]->kind == OP_G_REDUCE)
+        return arena_printf(a, "%s, the first op of kernel %d, stores one scalar per program, and a fused chain is "
+                            "spliced only at tile stores", short_name(f->ops[an]), f->group[an]);
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
         if (s == r || !s->def) continue;
@@ -88,6 +93,10 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     }
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
+        if (s != r && f->ops[an]->kind == OP_G_CONCAT)
+            return arena_printf(a, "its other operand %s would be read at each slice's offset, and concat (the first op "
+                                "of kernel %d) writes its slices in launches of their own",
+                                vname(a, s), f->group[an]);
         if (s != r && !graph_side_fits(f->ops[an], c, s))
             return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",

@@ -68,6 +68,9 @@ static bool same_dim(const Type *a, int i, const Type *b, int j) {
 bool graph_side_fits(const Op *anchor, const Op *c, const Value *s) {
     const Type *y = anchor->results[0].type, *x = s->type;
     if (y->kind != TY_TENSOR || x->kind != TY_TENSOR) return false;
+    /* concat writes each operand's slice in a launch of its own, at the slice's own indices: a side
+     * input would have to be read at the slice's offset, which the fused store does not add. */
+    if (anchor->kind == OP_G_CONCAT) return false;
     int r = y->rank;
     /* Where dim d of the result comes from in s: its index in s, or -1 (a 1 that s broadcasts). */
     int from[GRAPH_MAX_RANK];
