@@ -207,6 +207,27 @@ static StdModule std_modules[128];
 static int std_nmodules;
 static double std_compile_seconds;
 
+/* Writes lib (n bytes: tl_compile's --emit=so output) into the work directory, loads it and keeps it
+ * under key (NULL: its file name) for std_kernel's lookups and std_unload_all. NULL (and a failed
+ * check) when it cannot be written or loaded. */
+static TlrtModule *std_load_so(const char *key, const char *lib, size_t n) {
+    char so[128];
+    snprintf(so, sizeof so, "%s/k%d.so", workdir, std_nmodules);
+    bool ok = write_file(so, lib, n);
+    CHECK(ok);
+    TlrtModule *m = NULL;
+    if (ok && tlrt_module_load(ctx, so, &m) != TLRT_OK) {
+        fprintf(stderr, "cannot load %s: %s\n", key ? key : so, tlrt_last_error(ctx));
+        m = NULL;
+    }
+    CHECK(m != NULL);
+    if (m && std_nmodules < (int)(sizeof std_modules / sizeof std_modules[0])) {
+        snprintf(std_modules[std_nmodules].key, sizeof std_modules[0].key, "%s", key ? key : so);
+        std_modules[std_nmodules++].m = m;
+    }
+    return m;
+}
+
 /* The module holding `kernel` of lang/std/<file>, followed by the source text extra (NULL: none; a test
  * kernel that calls the file's fns), compiled with the defines ("NAME=VALUE" strings, NULL-terminated;
  * T is added from dt); NULL (and a failed check) when it does not compile. */
@@ -263,21 +284,8 @@ static TlrtModule *std_kernel_with(const char *file, const char *extra, const ch
         fprintf(stderr, "cannot compile %s\n", key);
         return NULL;
     }
-    char so[128];
-    snprintf(so, sizeof so, "%s/k%d.so", workdir, std_nmodules);
-    bool ok = write_file(so, lib, n);
+    TlrtModule *m = std_load_so(key, lib, n);
     free(lib);
-    CHECK(ok);
-    TlrtModule *m = NULL;
-    if (ok && tlrt_module_load(ctx, so, &m) != TLRT_OK) {
-        fprintf(stderr, "cannot load %s: %s\n", key, tlrt_last_error(ctx));
-        m = NULL;
-    }
-    CHECK(m != NULL);
-    if (m && std_nmodules < (int)(sizeof std_modules / sizeof std_modules[0])) {
-        snprintf(std_modules[std_nmodules].key, sizeof std_modules[0].key, "%s", key);
-        std_modules[std_nmodules++].m = m;
-    }
     return m;
 }
 

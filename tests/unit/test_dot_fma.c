@@ -65,18 +65,8 @@ static TlrtModule *fma_kernel(const char *kernel, const char *const *defines, in
     free(src);
     CHECK(st == TL_OK);
     if (st != TL_OK) return NULL;
-    char so[128];
-    snprintf(so, sizeof so, "%s/m%d.so", workdir, std_nmodules);
-    bool ok = write_file(so, out, n);
+    TlrtModule *m = std_load_so(NULL, out, n);
     free(out);
-    CHECK(ok);
-    TlrtModule *m = NULL;
-    if (ok && tlrt_module_load(ctx, so, &m) != TLRT_OK) fprintf(stderr, "cannot load %s: %s\n", so, tlrt_last_error(ctx));
-    CHECK(m != NULL);
-    if (m && std_nmodules < (int)(sizeof std_modules / sizeof std_modules[0])) {
-        snprintf(std_modules[std_nmodules].key, sizeof std_modules[0].key, "%s", so);
-        std_modules[std_nmodules++].m = m;
-    }
     return m;
 }
 
