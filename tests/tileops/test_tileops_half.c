@@ -5,36 +5,7 @@
  * summed) plus one unit in the last place of the element type: 2^-10 |ref| (f16), 2^-7 |ref| (bf16). */
 #include "tileops_util.h"
 
-/* ---- f16 / bf16 encodings, round to nearest even */
-static uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static float bits_f32(uint32_t u) {
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static uint16_t to_bf16(float f) {
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-static float from_bf16(uint16_t b) { return bits_f32((uint32_t)b << 16); }
-static uint16_t to_f16(float f) {
-    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
-    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x38800000u) return (uint16_t)(sign | (uint32_t)nearbyintf(bits_f32(a) * 0x1p24f));
-    uint32_t r = a + 0x0fffu + ((a >> 13) & 1);
-    return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
-}
-static float from_f16(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu;
-    float v = e == 0 ? (float)m * 0x1p-24f : e == 31 ? (m ? NAN : INFINITY) : bits_f32(((e + 112) << 23) | (m << 13));
-    return sign ? -v : v;
-}
+#include "../unit/half_float.h"
 
 static TileopsDtype dt;
 static float round_dt(float f) { return dt == TILEOPS_F16 ? from_f16(to_f16(f)) : from_bf16(to_bf16(f)); }
