@@ -1,8 +1,8 @@
 /* The pointwise tail of a fused group (docs/graphs.md section 7), as tile IR spliced into a fresh
  * instance of the anchor's std kernel at each of its stores to the output view: one call per member of
- * the fn that computes it (lang/std/elementwise.tile's std_<kind> for the built-ins, which std_binary and
- * std_batch_norm call too and which is spliced the same way into std_unary's copy when a unary op is
- * lowered alone; a graph.map's own fn), widened to the stored tile and inlined
+ * the fn that computes it (lang/std/elementwise.tile's std_<kind> for the built-ins, which std_batch_norm
+ * calls too and which is spliced the same way into std_unary's copy when a unary or binary op is lowered
+ * alone; a graph.map's own fn), widened to the stored tile and inlined
  * later by the inline pass. No formula lives here, so a fused group computes what the unfused kernels
  * compute: the anchor's value is rounded to T (as its store would), then every step runs in f32 and
  * each member's result is rounded to T where the unfused graph would store it. */

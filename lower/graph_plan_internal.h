@@ -18,7 +18,7 @@
 #include "ir/graph_kinds.h"
 #include "passes/graph_passes.h"
 
-/* The std kernels' views have at most 6 dims (std_unary, std_binary). */
+/* The std kernels' views have at most 6 dims (std_unary). */
 #define GP_MAX_RANK GRAPH_MAX_RANK
 #define GP_ELEMWISE_RANK GRAPH_ELEMWISE_RANK
 

@@ -112,7 +112,7 @@ static int result(GpGraph *g, Op *op, int lo, int hi) {
 
 static const char *hint(GpGraph *g, int t, const char *suffix) { return arena_printf(g->a, "%s_%s", gp_t(g, t)->name, suffix); }
 
-/* The views of std_unary / std_binary (and the side inputs of a graph.map): every operand viewed at the
+/* The views of std_unary (and the side inputs of a graph.binary or graph.map): every operand viewed at the
  * result's shape (broadcast by the view), left-padded with 1s to the kernels' rank 6. Above rank 6 the
  * tensors are collapsed to one dim, which is only possible without broadcasting. */
 typedef struct ElemViews {
@@ -230,19 +230,6 @@ int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
     Func *k = gp_kernel(g, "std_unary", (const char *[]){"T"}, (const char *[]){S->dtype}, 1, loc);
     GpLaunch *l;
     return k && elementwise(g, k, &src, 1, y, loc, &l) ? y : -1;
-}
-
-static bool lower_binary(GpGraph *g, Op *op) {
-    int code = attr_kind(g, op);
-    int ins[2] = {code < 0 ? -1 : operand(g, op, 0, 1, GP_MAX_RANK), -1};
-    if (ins[0] >= 0) ins[1] = operand(g, op, 1, 1, GP_MAX_RANK);
-    const char *T = ins[1] < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
-    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
-    if (y < 0) return false;
-    const char *values[] = {T, itoa_a(g, code)};
-    Func *k = gp_kernel(g, "std_binary", (const char *[]){"T", "OP"}, values, 2, op->loc);
-    GpLaunch *l;
-    return k && elementwise(g, k, ins, 2, y, op->loc, &l);
 }
 
 /* std_matmul: [B0, B1, M, K] @ [B0, B1, K, N]; batch dims come from the result and reach a and b by
@@ -485,10 +472,10 @@ void gp_map_key(GpGraph *g, const GpStep *s, const char **key, const char **suff
     *suffix = sfx;
 }
 
-/* graph.map and graph.unary unfused: std_unary as a copy of operand 0, with the fn's call (the map's fn,
- * or the kind's std_<kind>) spliced at its store (graph_epilogue.c) and the other operands as side inputs
+/* graph.map, graph.unary and graph.binary unfused: std_unary as a copy of operand 0, with the fn's call
+ * (the map's fn, or the kind's std_<kind>) spliced at its store (graph_epilogue.c) and the other operands as side inputs
  * viewed like operand 0. As the anchor of a fused group the same instance gets the group's chain spliced
- * after it. A unary kind's instance keeps the plain name std_unary__k (a map's is named after its fn). */
+ * after it. A built-in kind's instance keeps the plain name std_unary__k (a map's is named after its fn). */
 static bool lower_map(GpGraph *g, Op *op) {
     GpStep step;
     if (!gp_pointwise_step(g, op, &step)) return false;
@@ -657,8 +644,8 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     switch (op->kind) {
     case OP_G_CONV2D: return lower_conv2d(g, op);
     case OP_G_BATCH_NORM: return lower_batch_norm(g, op);
-    case OP_G_UNARY: return lower_map(g, op);
-    case OP_G_BINARY: return lower_binary(g, op);
+    case OP_G_UNARY:
+    case OP_G_BINARY: return lower_map(g, op);
     case OP_G_MATMUL: return lower_matmul(g, op);
     case OP_G_REDUCE: return lower_reduce(g, op);
     case OP_G_SOFTMAX: return lower_softmax(g, op);

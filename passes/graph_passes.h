@@ -16,8 +16,8 @@
 /* A group may hold at most this many pointwise consumers after its anchor (register pressure:
  * docs/passes/fuse.md says why 8). */
 #define FUSE_MAX_CONSUMERS 8
-/* The elementwise std kernels (std_unary, std_binary) view tensors at this rank; above it the lowering
- * collapses a tensor to one dim (lang/std/elementwise.tile). */
+/* The elementwise std kernel (std_unary, for unary, binary and map ops) views tensors at this rank; above
+ * it the lowering collapses a tensor to one dim (lang/std/elementwise.tile). */
 #define GRAPH_ELEMWISE_RANK 6
 /* The highest tensor rank a graph lowers. */
 #define GRAPH_MAX_RANK 8

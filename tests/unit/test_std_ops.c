@@ -4,7 +4,8 @@
  *   the unary fns std_<kind> of lang/std/elementwise.tile (every unary kind of ir/graph_ops.def, NaN and
  *     infinities in the input, f16/bf16 for a few, a 6-D permuted view), each called by a test kernel
  *     with std_unary's indexing; std_unary itself (a copy, the lowering splicing the fn at its store);
- *   std_binary: every OP with NaN operands (pow with negative bases, integer exponents, 0 and 1),
+ *   the binary fns std_<kind> (each called by a test kernel on two broadcast 6-D views, as the lowering
+ *     splices it at std_unary's store with the second operand a side input): every kind with NaN operands (pow with negative bases, integer exponents, 0 and 1),
  *     [C,1,1] vs [N,C,H,W], a [1] scalar broadcast, both operands broadcast, f16/bf16;
  *   std_batch_norm: [N, C, L], [N, C] (L = 1), NHWC through a strided view, f16;
  *   std_conv2d / std_conv2d_grouped: 3x3 pad 1, stride 2 with asymmetric padding, dilation 2, 1x1 with
@@ -179,9 +180,10 @@ static void test_unary(void) {
     run_unary(-1, BF16, d, false, 0, 0);
 }
 
-/* ------------------------------------------------------------------ std_binary */
+/* ------------------------------------------------------------------ the binary fns */
 
-static const char *const binary_names[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+/* The binary kinds' names by their position among the binary rows of ir/graph_ops.def (add first). */
+static const char *binary_name(int op) { return graph_kind((GraphKindId)(GK_ADD + op))->name; }
 
 static double ref_binary(int op, double u, double v) {
     switch (op) {
@@ -195,11 +197,28 @@ static double ref_binary(int op, double u, double v) {
     }
 }
 
+/* A kernel that applies fn std_<name> of elementwise.tile to the elements of two 6-D views (std_unary's
+ * walk): the graph lowering splices the same fn at std_unary's store, the second operand a side input. */
+static const char *binary_test_kernel(const char *name) {
+    static char src[1400];
+    snprintf(src, sizeof src,
+             "kernel t_%s(a: tensor<T>[D0, D1, D2, D3, D4, D5], b: tensor<T>[D0, D1, D2, D3, D4, D5],\n"
+             "            y: tensor<T>[D0, D1, D2, D3, D4, D5], const T: dtype = f32, const BLOCK: i32 = 1024) {\n"
+             "    let lin = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+             "    let r5 = lin / D5;\n    let r4 = r5 / D4;\n    let r3 = r4 / D3;\n    let r2 = r3 / D2;\n"
+             "    let i5 = lin %% D5;\n    let i4 = r5 %% D4;\n    let i3 = r4 %% D3;\n    let i2 = r3 %% D2;\n"
+             "    let i1 = r2 %% D1;\n    let i0 = r2 / D1;\n"
+             "    y[i0, i1, i2, i3, i4, i5] = std_%s(a[i0, i1, i2, i3, i4, i5] as f32, b[i0, i1, i2, i3, i4, i5] as f32) as T;\n"
+             "}\n",
+             name, name);
+    return src;
+}
+
 /* y = a OP b with a of shape sa (rank ra) and b of shape sb (rank rb) broadcast to the 6-D d. */
 static void run_binary(int op, Dt dt, int ra, const int64_t *sa, int rb, const int64_t *sb, const int64_t d[6]) {
-    char opdef[32];
-    const char *defs[] = {DEF(opdef, "OP", op), NULL};
-    TlrtModule *m = std_kernel("elementwise.tile", "std_binary", dt, defs);
+    char kname[64];
+    snprintf(kname, sizeof kname, "t_%s", binary_name(op));
+    TlrtModule *m = std_kernel_with("elementwise.tile", binary_test_kernel(binary_name(op)), kname, dt, NULL);
     size_t na = 1, nb = 1, n = 1;
     for (int i = 0; i < ra; i++) na *= (size_t)sa[i];
     for (int i = 0; i < rb; i++) nb *= (size_t)sb[i];
@@ -225,8 +244,8 @@ static void run_binary(int op, Dt dt, int ra, const int64_t *sa, int rb, const i
     char sha[64] = "", shb[64] = "";
     for (int i = 0; i < ra; i++) snprintf(sha + strlen(sha), sizeof sha - strlen(sha), "%s%lld", i ? "," : "", (long long)sa[i]);
     for (int i = 0; i < rb; i++) snprintf(shb + strlen(shb), sizeof shb - strlen(shb), "%s%lld", i ? "," : "", (long long)sb[i]);
-    const char *name = casename("std_binary %s %s [%s] with [%s]", binary_names[op], dt_names[dt], sha, shb);
-    if (std_launch(m, "std_binary", cdiv((int64_t)n, 1024), 1, 1, args, 3)) {
+    const char *name = casename("std_%s %s [%s] with [%s]", binary_name(op), dt_names[dt], sha, shb);
+    if (std_launch(m, kname, cdiv((int64_t)n, 1024), 1, 1, args, 3)) {
         double *want = malloc(n * sizeof *want);
         int64_t idx[6] = {0};
         for (size_t i = 0; i < n; i++) {
