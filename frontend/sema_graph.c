@@ -49,8 +49,7 @@ static Value *name_value(Sema *s, const Ast *e) {
     }
     if (sym->val.kind == SV_POISON) return NULL;
     if (sym->val.kind == SV_VALUE && sym->val.v->type->kind == TY_TENSOR) return sym->val.v;
-    diag_error(s->d, e->loc, "'%s' is a constant, not a tensor; a graph's operators and graph ops take tensors (a "
-               "number goes to a fn called on the tensor, or is a param tensor)", e->name);
+    diag_error(s->d, e->loc, "'%s' is a constant, not a tensor; a graph's values are tensors %s", e->name, NUMBER_HINT);
     diag_note(s->d, sym->loc, "'%s' declared here", e->name);
     return NULL;
 }
@@ -71,13 +70,21 @@ static Value *binary_value(Sema *s, GraphBuilder *g, const Ast *e) {
         diag_error(s->d, e->loc, "operator '%s' is not supported on tensors (graphs have + - * /)", ast_op_spelling(e->op));
         return NULL;
     }
-    const Ast *sides[2] = {e->lhs, e->rhs};
-    for (int i = 0; i < 2; i++)
-        if (sema_graph_const(s, sides[i])) {
-            diag_error(s->d, sides[i]->loc, "a graph's operators take two tensors; to combine a tensor with a number, call a fn on the "
-                       "tensor (SPEC 9), or make the number a param tensor");
+    bool ca = sema_graph_const(s, e->lhs), cb = sema_graph_const(s, e->rhs);
+    if (ca && cb) {
+        diag_error(s->d, e->loc, "'%s' of two numbers is a number, not a tensor; a graph computes tensors",
+                   ast_op_spelling(e->op));
+        return NULL;
+    }
+    if (ca || cb) { /* a tensor and a number: the number is the op's constant operand */
+        double c;
+        const Ast *num = ca ? e->lhs : e->rhs;
+        Value *x = sema_graph_expr(s, g, ca ? e->rhs : e->lhs);
+        if (!sema_graph_number(s, num, arena_printf(s->tmp, "the %s operand of '%s'", ca ? "left" : "right",
+                                                     ast_op_spelling(e->op)), &c) || !x)
             return NULL;
-        }
+        return gb_binary_scalar(g, e->loc, (GraphKindId)kind, x, c, ca);
+    }
     Value *a = sema_graph_expr(s, g, e->lhs), *b = sema_graph_expr(s, g, e->rhs);
     return gb_binary(g, e->loc, (GraphKindId)kind, a, b);
 }
@@ -97,8 +104,7 @@ Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
     case AST_INT:
     case AST_FLOAT:
     case AST_BOOL:
-        diag_error(s->d, e->loc, "a number is not a tensor; a graph's operators and graph ops take tensors (a number goes "
-                   "to a fn called on the tensor, or is a param tensor)");
+        diag_error(s->d, e->loc, "a number is not a tensor; a graph's values are tensors %s", NUMBER_HINT);
         return NULL;
     default:
         diag_error(s->d, e->loc, "this expression is not a tensor (a graph combines tensors with graph ops)");

@@ -83,7 +83,7 @@ static int int_list(Sema *s, const Ast *e, const char *what, int min, bool scala
     return e->nargs;
 }
 
-static bool float_value(Sema *s, const Ast *e, const char *what, double *out) {
+bool sema_graph_number(Sema *s, const Ast *e, const char *what, double *out) {
     CVal v;
     const Ast *culprit;
     CEval r = sema_ceval(s, e, &v, &culprit);
@@ -155,7 +155,7 @@ static bool arg_pad(Sema *s, const GraphOp *op, const Ast **args, int i, int out
 }
 
 static bool arg_float(Sema *s, const GraphOp *op, const Ast **args, int i, double *out) {
-    return !args[i] || float_value(s, args[i], what(s, op, i), out);
+    return !args[i] || sema_graph_number(s, args[i], what(s, op, i), out);
 }
 
 static bool arg_bool(Sema *s, const GraphOp *op, const Ast **args, int i, bool *out) {
@@ -180,8 +180,7 @@ static bool operands(Sema *s, GraphBuilder *g, const GraphOp *op, const Ast **ar
         out[i] = NULL;
         if (!args[i]) continue;
         if (sema_graph_const(s, args[i])) {
-            diag_error(s->d, args[i]->loc, "%s must be a tensor (a number goes to a fn called on the tensor, or is a "
-                       "param tensor)", what(s, op, i));
+            diag_error(s->d, args[i]->loc, "%s must be a tensor %s", what(s, op, i), NUMBER_HINT);
             ok = false;
             continue;
         }
@@ -353,6 +352,14 @@ static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
         return NULL;
     }
     Value *t[GMAXP];
+    if (args[1] && sema_graph_const(s, args[1])) { /* max(x, 0.0): a number as y */
+        double c;
+        Value *x = sema_graph_const(s, args[0]) ? NULL : sema_graph_expr(s, g, args[0]);
+        if (!x && sema_graph_const(s, args[0]))
+            diag_error(s->d, args[0]->loc, "%s must be a tensor", what(s, op, 0));
+        if (!sema_graph_number(s, args[1], what(s, op, 1), &c) || !x) return NULL;
+        return gb_binary_scalar(g, call->loc, (GraphKindId)op->kind, x, c, false);
+    }
     bool ok = operands(s, g, op, args, t);
     /* The table's binary max/min; the reduction of the same name. */
     if (args[1]) return ok ? gb_binary(g, call->loc, (GraphKindId)op->kind, t[0], t[1]) : NULL;
@@ -506,7 +513,7 @@ static Value *fn_on_tensors(Sema *s, GraphBuilder *g, const Ast *call, const Ast
         if (sema_graph_const(s, a)) {
             const char *w = arena_printf(s->tmp, "argument '%s' of '%s'", decl->params[i]->name, decl->name);
             args[i] = (GbMapArg){-1, 0};
-            ok &= float_value(s, a, w, &args[i].value);
+            ok &= sema_graph_number(s, a, w, &args[i].value);
             continue;
         }
         args[i] = (GbMapArg){n, 0};

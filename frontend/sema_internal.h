@@ -263,8 +263,13 @@ void sema_check_graph(Sema *s, const AstDecl *g);
 /* A graph-body expression as a tensor value of g, or NULL after an error (poison: no second report). */
 Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e);
 /* Whether e is a compile-time number (literals, consts, constant lets and arithmetic on them): a
- * scalar, which graph ops take only as attribute values. No report. */
+ * scalar, which graph ops take as attribute values and + - * / max min take as one side. No report. */
 bool sema_graph_const(Sema *s, const Ast *e);
+/* How numbers enter a graph, for messages that refuse one where a tensor is needed. */
+#define NUMBER_HINT \
+    "(a number combines with a tensor through + - * /, max and min, or as an argument of a fn called on the tensor)"
+/* The value of the compile-time number e (what: how to name it in errors), or false after a report. */
+bool sema_graph_number(Sema *s, const Ast *e, const char *what, double *out);
 /* A call to a graph op (or a reported misuse: an unknown op, a fn, kernel or builtin), or NULL. */
 Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call);
 

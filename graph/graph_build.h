@@ -44,6 +44,9 @@ Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value 
 Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *x, double alpha, double beta);
 /* kind: a BINARY kind of ir/graph_ops.def; numpy broadcasting. */
 Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *a, Value *b);
+/* kind applied to x and the number c: c OP x when c_first, else x OP c (graph.binary with one operand and
+ * the attribute lhs or rhs). The result has x's type. c must be a finite f32 (else an error at loc). */
+Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *x, double c, bool c_first);
 /* A device function on f32 scalars applied to each element (graph.map): fn names a FUNC_DEVICE of the
  * module (the caller instantiated it); args[i] says what parameter i receives: tensors[tensor] (tensor
  * >= 0) or the finite constant value (tensor = -1). The n tensors (1..GRAPH_MAP_MAX_ARGS, each used) broadcast

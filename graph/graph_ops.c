@@ -217,6 +217,19 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b
     return op->results;
 }
 
+Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double c, bool c_first) {
+    const GraphKind *k = kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
+    if (!k || !gb_operands(g, loc, k->name, &x, 1)) return NULL;
+    if (!isfinite(c) || fabs(c) > 3.4028234663852886e38) {
+        gb_error(g, loc, "the number %g cannot be an f32 operand of %s", c, k->name);
+        return NULL;
+    }
+    Op *op = gb_emit(g, OP_G_BINARY, &x, 1, x->type, loc);
+    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, k->name));
+    ir_op_set_attr(g->m, op, c_first ? "lhs" : "rhs", ir_attr_float(g->m, c));
+    return op->results;
+}
+
 /* ------------------------------------------------------------ map (a fn on tensors) */
 
 Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int n, const GbMapArg *args, int nargs) {

@@ -1,6 +1,7 @@
 /* The verifier, type half: the RULE column of ops.def and the CUSTOM check of each op, as the
  * comments in ops.def describe them. Operand/result/region counts are already checked. */
 #include "verify.h"
+#include <math.h>
 #include <string.h>
 #include "dot_engine.h"
 #include "layout.h"
@@ -668,6 +669,23 @@ static void check_map(Verifier *v, Op *op) {
         }
 }
 
+/* graph.binary %a, %b {kind}, or with one operand and a number on the other side: {kind, lhs = c}
+ * computes c OP a, {kind, rhs = c} computes a OP c (a finite f32 constant). */
+static void check_binary(Verifier *v, Op *op, const char *const *kinds) {
+    if (!enum_attr(v, op, "kind", kinds)) return;
+    const Attr *lhs = ir_op_attr(op, "lhs"), *rhs = ir_op_attr(op, "rhs"), *c = lhs ? lhs : rhs;
+    if (op->num_operands == 2) {
+        if (c) ERR("'%s' with two operands takes no '%s' attribute", NAME, lhs ? "lhs" : "rhs");
+        return;
+    }
+    if (!c || (lhs && rhs)) {
+        ERR("'%s' with one operand needs exactly one of the float attributes 'lhs' and 'rhs' (the other side)", NAME);
+        return;
+    }
+    if (!attr_is(c, ATTR_FLOAT) || !isfinite(c->f) || fabs(c->f) > 3.4028234663852886e38)
+        ERR("'%s' attribute '%s' must be a finite f32 number", NAME, lhs ? "lhs" : "rhs");
+}
+
 static void check_graph(Verifier *v, Op *op) {
     const char *const *unary = graph_kind_names(GK_CLASS_UNARY), *const *binary = graph_kind_names(GK_CLASS_BINARY);
     const char *const *reduce = graph_kind_names(GK_CLASS_REDUCE), *const *pool = graph_kind_names(GK_CLASS_POOL);
@@ -705,7 +723,7 @@ static void check_graph(Verifier *v, Op *op) {
         if (enum_attr(v, op, "kind", unary) && kind_attr(v, op, "alpha", ATTR_FLOAT, "a float"))
             kind_attr(v, op, "beta", ATTR_FLOAT, "a float");
         break;
-    case OP_G_BINARY: enum_attr(v, op, "kind", binary); break;
+    case OP_G_BINARY: check_binary(v, op, binary); break;
     case OP_G_MATMUL:
         if (!rank_of(v, op, OPND(0), "a", 2, 4) || !rank_of(v, op, OPND(1), "b", 2, 4)) return;
         if (kind_attr(v, op, "trans_a", ATTR_BOOL, "a bool") && kind_attr(v, op, "trans_b", ATTR_BOOL, "a bool") &&

@@ -380,11 +380,23 @@ bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s) {
         s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
         s->args = call_args(g, 1, c, 2);
         return s->fn != NULL;
-    case OP_G_BINARY:
+    case OP_G_BINARY: {
         if (attr_kind(g, op) < 0) return false;
         s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
-        s->args = call_args(g, 2, NULL, 0);
+        const Attr *lhs = ir_op_attr(op, "lhs"), *rhs = ir_op_attr(op, "rhs");
+        if (op->num_operands == 2) {
+            s->args = call_args(g, 2, NULL, 0);
+        } else if (!lhs != !rhs && (lhs ? lhs : rhs)->kind == ATTR_FLOAT) {
+            /* a number on one side: the fn's other argument is a constant */
+            Attr *items[2] = {ir_attr_int(g->m, 0), ir_attr_int(g->m, 0)};
+            items[lhs ? 0 : 1] = ir_attr_float(g->m, (lhs ? lhs : rhs)->f);
+            s->args = ir_attr_array(g->m, items, 2);
+        } else {
+            diag_error(g->d, op->loc, "'%s' with one operand needs a float attribute 'lhs' or 'rhs'", op_name(op));
+            return false;
+        }
         return s->fn != NULL;
+    }
     case OP_G_BATCH_NORM:
         if (!need_attr(g, op, "eps", "a number") || !attr_f64(g, op, "eps", 1e-5, &c[0])) return false;
         s->fn = gp_std_fn(g, "std_batch_norm_at", op->loc);

@@ -6,7 +6,9 @@
  *   - gated(a, b) = a * sigmoid(b), two tensor arguments with b [C, 1, 1] broadcast, after relu (f32,
  *     bf16): fused into relu's kernel (1 launch) against 2;
  *   - affine(x, S, -0.5): a const and a number as scalar arguments;
- *   - leaky: a fn with an `if` on its argument, if-converted to a select.
+ *   - leaky: a fn with an `if` on its argument, if-converted to a select;
+ *   - scalar: numbers as one side of + - * / and max, (6 - max(x * 2 + 1, 0.5)) / 3 (f32, bf16): fused one
+ *     launch against 5 (bf16: 5 roundings of values up to |2x + 1| + 6, tolerance 5 * 2^-8 of that / 3 + 1).
  * Tolerance per element: rtol * |ref| + atol with f32 rtol 1e-4 for the conv case (a sum of 9 C products
  * and the BN folded into the weights) and 1e-6 elementwise, bf16 rtol 2^-7 times the roundings to bf16
  * an error passes through (std_util.h's compare; unfused: conv, bn, map, add = 4), atol 1e-5 (f32) and
@@ -27,8 +29,8 @@
 
 enum { N = 2, C = 8, H = 6, W = 5, MAXT = 6 };
 
-typedef enum Kind { HS, GATED, AFFINE, LEAKY } Kind;
-static const char *const kind_name[] = {"hs", "gated", "affine", "leaky"};
+typedef enum Kind { HS, GATED, AFFINE, LEAKY, SCALAR } Kind;
+static const char *const kind_name[] = {"hs", "gated", "affine", "leaky", "scalar"};
 
 typedef struct Case {
     Kind kind;
@@ -86,6 +88,9 @@ static double *reference(Kind k, const Tensor *a, double **mag) {
             y[i] = fmax(x, 0) * sigmoid(a[1].h[c]);
         } else if (k == AFFINE) {
             y[i] = x * 3 - 0.5;
+        } else if (k == SCALAR) {
+            y[i] = (6 - fmax(x * 2 + 1, 0.5)) / 3;
+            mg[i] = (fabs(x * 2 + 1) + 6) / 3 + 1;
         } else {
             y[i] = x < 0 ? x * 0.125 : x;
         }
@@ -120,7 +125,7 @@ static void run_check(TlrtModule *mod, const Case *c, const Tensor *a, const dou
     if (ok) {
         Tensor out = {c->dt, n, v.data, malloc(n * sizeof(float))}; /* the plan owns v.data */
         /* bf16: each rounding (2^-8 relative at most) of a value of size mag; f32: the conv's sum. */
-        double terms = c->dt == BF16 ? (c->kind == HS ? 4 : 2) * 0x1p16 : c->kind == HS ? 9.0 * C + 4 : 0;
+        double terms = c->dt == BF16 ? (c->kind == HS ? 4 : c->kind == SCALAR ? 5 : 2) * 0x1p16 : c->kind == HS ? 9.0 * C + 4 : 0;
         snprintf(std_last_variant, sizeof std_last_variant, "%d launches", *launches);
         compare(casename("%s %s", graph, fused ? "fused" : "unfused"), &out, ref, mag, terms,
                 c->kind == HS ? RTOL_SUM : RTOL_ELEM);
@@ -162,6 +167,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const Case *c) {
 static const Case cases[] = {
     {HS, F32, 1, 2, 4},     {HS, BF16, 1, 2, 4},     {GATED, F32, 1, 0, 2},
     {GATED, BF16, 1, 0, 2}, {AFFINE, F32, 1, 0, 1}, {LEAKY, F32, 1, 0, 1},
+    {SCALAR, F32, 1, 0, 5}, {SCALAR, BF16, 1, 0, 5},
 };
 
 int main(void) {
