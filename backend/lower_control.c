@@ -179,7 +179,7 @@ bool cg_lower_control(Cg *cg, Op *op) {
     case OP_RETURN:
         /* v0 (SPEC 4): `return` only ends a body, and kernels return nothing */
         if (ir_parent_op(op) || op->next) {
-            cg_error(cg, op, "'return' is only supported as the last statement of a kernel (v0)");
+            cg_error(cg, op, "'return' must be the last statement of a kernel");
             return false;
         }
         if (op->num_operands) {

@@ -237,7 +237,7 @@ static Value *graph_body(Sema *s, GraphBuilder *g, const AstDecl *decl, const As
             diag_error(s->d, st->loc, "scratch buffers can only be declared in a kernel, not in a graph");
             return NULL;
         default:
-            diag_error(s->d, st->loc, "only 'let' and 'return' statements are allowed in a graph (v0)");
+            diag_error(s->d, st->loc, "only 'let' and 'return' statements are allowed in a graph");
             return NULL;
         }
     }
