@@ -121,6 +121,20 @@ static bool side_view(GpGraph *g, const GpArg *oa, int y, int s, const char *con
     return true;
 }
 
+/* The dims of the kernel's view of side view v where v has extent 1 (broadcast, or a real 1): bit d for
+ * dim d. A prologue loads a side input there at index 0 (lower/graph_prologue.c). */
+static uint32_t side_ones(GpGraph *g, const SideView *v) {
+    GpTensor *T = gp_t(g, v->t);
+    int vr = T->rank, kr = v->nshape ? v->nshape : vr;
+    uint32_t ones = 0;
+    for (int j = 0; j < kr; j++) {
+        int i = j - (kr - vr); /* numpy: the view's dims align right in the broadcast shape */
+        const char *d = i < 0 ? "1" : T->dims[v->nperm ? v->perm[i] : i];
+        if (!strcmp(d, "1")) ones |= 1u << j;
+    }
+    return ones;
+}
+
 /* ------------------------------------------------------------------ groups */
 
 typedef struct Side {
@@ -271,12 +285,14 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     if (fits && fu.fresh && (n > 1 || !pro.n)) fits = gp_epilogue(g->m, fu.fresh, out, steps, n - 1, elems, nsides);
     SideView *pviews = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pviews);
     TypeKind *pelems = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pelems);
+    uint32_t *pones = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pones);
     for (int i = 0; fits && i < pro.nsides; i++) {
         fits = side_view(g, &l->args[pro.operand], pro.x0, pro.side_t[i], pro.side_dims[i], &pviews[i]);
         pelems[i] = ir_scalar_from_name(gp_t(g, pro.side_t[i])->dtype);
+        if (fits) pones[i] = side_ones(g, &pviews[i]);
     }
     if (fits && fu.fresh && pro.n)
-        fits = gp_prologue(g->m, fu.fresh, pro.operand, pro.steps, pro.n, pelems, pro.nsides);
+        fits = gp_prologue(g->m, fu.fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
     if (!fits) {
         /* graph_side_fits said these views exist: the rule and the views disagree (a compiler bug). */
         diag_error(g->d, mem[0]->loc, "internal error: group %lld cannot be lowered as one kernel: a side input cannot "

@@ -238,8 +238,11 @@ bool gp_prologue_plan(GpGraph *g, Op **mem, int n, GpPrologue *p);
 /* Splices steps into kernel k after every view_load of its view parameter in (the operand): the loaded
  * value goes through the steps in f32 and is rounded to T; lanes the load masks off keep what it loaded.
  * nsides view parameters of in's rank (element side_elems[i], declared with in's view_dims) are appended
- * and loaded at each load's indices and mask. false when in is not a view that k only loads from. */
-bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, const TypeKind *side_elems, int nsides);
+ * and loaded at each load's indices and mask; side_ones[i] (bit d: side i has extent 1 in dim d of the
+ * kernel's view) lets a side load use index 0 there and skip the load's broadcast of the other indices.
+ * false when in is not a view that k only loads from. */
+bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, const TypeKind *side_elems,
+                 const uint32_t *side_ones, int nsides);
 
 /* --- graph_plan_print.c ----------------------------------------------------------------------- */
 /* Checks every launch's arguments against its kernel's parameters (count, view ranks, scalar types): a

@@ -73,11 +73,59 @@ static Value *valid_lanes(Pro *p) {
     return ok;
 }
 
-/* side (a view parameter) read where the load reads, with its mask and bounds, as f32. */
-static Value *load_side(Pro *p, Value *side) {
+/* The index tile x came from before the kernel broadcast it to the load's shape (through broadcast and
+ * splat ops), or x. */
+static Value *unbroadcast(Value *x) {
+    while (x->def && (x->def->kind == OP_BROADCAST || x->def->kind == OP_SPLAT)) x = x->def->operands[0];
+    return x;
+}
+
+/* side read at the load's indices with index 0 in its extent-1 dims (ones), at the shape the remaining
+ * indices had before the kernel broadcast them (a per-channel value of a conv's [BLOCK_C, BLOCK_P] input
+ * tile is loaded as [BLOCK_C, 1] and broadcast: one address per channel, not per element), as f32 of the
+ * load's shape. Lanes the operand's load masks off read anything in bounds (the select drops them).
+ * NULL when the remaining indices do not share one shape. */
+static Value *load_side_narrow(Pro *p, Value *side, uint32_t ones) {
     IrModule *m = p->b.m;
     Op *ld = p->ld;
     int r = rank_of(ld);
+    const Type *shape = NULL;
+    Value *ops[GP_MAX_RANK + 1];
+    ops[0] = side;
+    for (int d = 0; d < r; d++) {
+        if (ones >> d & 1) {
+            const Type *it = ld->operands[1 + d]->type;
+            ops[1 + d] = ir_build_const_int(&p->b, it->kind == TY_TILE ? it->elem : it, 0);
+            continue;
+        }
+        Value *i = unbroadcast(ld->operands[1 + d]);
+        if (i->type->kind == TY_TILE) {
+            if (shape && shape != ir_type_with_elem(m, i->type, ir_type_scalar(m, TY_I32))) return NULL;
+            shape = ir_type_with_elem(m, i->type, ir_type_scalar(m, TY_I32));
+        }
+        ops[1 + d] = i;
+    }
+    const Type *full = ld->results[0].type;
+    if (shape && (full->kind != TY_TILE || shape->rank != full->rank)) return NULL;
+    /* A view_load's indices are all scalars or all tiles of one shape. */
+    for (int d = 0; shape && d < r; d++)
+        if (ops[1 + d]->type->kind != TY_TILE)
+            ops[1 + d] = &ir_build(&p->b, OP_SPLAT, &ops[1 + d], 1, ir_type_with_elem(m, shape, ops[1 + d]->type))->results[0];
+    const Type *lt = shape ? ir_type_with_elem(m, shape, side->type->elem) : side->type->elem;
+    Op *sl = ir_build(&p->b, OP_VIEW_LOAD, ops, 1 + r, lt);
+    ir_op_set_attr(m, sl, "bounds", ir_attr_bool(m, true));
+    Value *v = cast(p, &sl->results[0], TY_F32);
+    if (v->type == p->tf) return v;
+    return &ir_build(&p->b, shape ? OP_BROADCAST : OP_SPLAT, &v, 1, p->tf)->results[0];
+}
+
+/* side (a view parameter) read where the load reads, with its mask and bounds, as f32. */
+static Value *load_side(Pro *p, Value *side, uint32_t ones) {
+    IrModule *m = p->b.m;
+    Op *ld = p->ld;
+    int r = rank_of(ld);
+    Value *narrow = ones ? load_side_narrow(p, side, ones) : NULL;
+    if (narrow) return narrow;
     Value *ops[GP_MAX_RANK + 3];
     ops[0] = side;
     for (int i = 0; i < r; i++) ops[1 + i] = ld->operands[1 + i];
@@ -94,7 +142,7 @@ static Value *load_side(Pro *p, Value *side) {
 }
 
 /* Step s applied to the chain value v (f32, the load's shape): a call of its fn, widened to a tile shape. */
-static Value *call(Pro *p, const GpStep *s, Value *v, Value *const *side) {
+static Value *call(Pro *p, const GpStep *s, Value *v, Value *const *side, const uint32_t *ones) {
     IrModule *m = p->b.m;
     Func *w = p->tf->kind == TY_TILE ? ir_func_widen(m, s->fn, p->tf) : s->fn;
     if (!w) return NULL;
@@ -104,7 +152,10 @@ static Value *call(Pro *p, const GpStep *s, Value *v, Value *const *side) {
         const Attr *a = s->args->items[i];
         if (a->kind != ATTR_INT) args[i] = ir_build_const_float(&p->b, p->tf, a->kind == ATTR_FLOAT ? a->f : 0.0);
         else if (a->i == s->chain) args[i] = v;
-        else args[i] = load_side(p, side[s->side + (a->i < s->chain ? a->i : a->i - 1)]);
+        else {
+            int k = s->side + (int)(a->i < s->chain ? a->i : a->i - 1);
+            args[i] = load_side(p, side[k], ones[k]);
+        }
     }
     Op *c = ir_build(&p->b, OP_CALL, args, n, p->tf);
     ir_op_set_attr(m, c, "callee", ir_attr_symbol(m, w->name));
@@ -133,7 +184,8 @@ static void collect_uses(Op *op, void *ctx) {
 }
 
 /* One load: the chain after it, and every earlier use of its value redirected to the chain's result. */
-static bool splice_load(IrModule *m, Func *k, Op *ld, const GpStep *steps, int nsteps, Value *const *side) {
+static bool splice_load(IrModule *m, Func *k, Op *ld, const GpStep *steps, int nsteps, Value *const *side,
+                        const uint32_t *ones) {
     Uses u = {.v = &ld->results[0]};
     ir_walk_func(k, collect_uses, &u);
     Op *next = ld->next;
@@ -143,7 +195,7 @@ static bool splice_load(IrModule *m, Func *k, Op *ld, const GpStep *steps, int n
     bool ok = next != NULL;
     Value *v = ok ? cast(&p, &ld->results[0], TY_F32) : NULL;
     for (int i = 0; ok && i < nsteps; i++) {
-        v = call(&p, &steps[i], v, side);
+        v = call(&p, &steps[i], v, side, ones);
         ok = v != NULL;
         /* Each member's result is a tensor of T in the unfused graph: round where it would be stored. */
         if (ok && te != TY_F32 && i + 1 < nsteps) v = cast(&p, cast(&p, v, te), TY_F32);
@@ -162,7 +214,8 @@ static bool splice_load(IrModule *m, Func *k, Op *ld, const GpStep *steps, int n
     return ok;
 }
 
-bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, const TypeKind *side_elems, int nsides) {
+bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, const TypeKind *side_elems,
+                 const uint32_t *side_ones, int nsides) {
     Block *body = ir_func_block(k);
     if (in < 0 || in >= body->num_args || body->args[in]->type->kind != TY_VIEW) return false;
     Value *x = body->args[in];
@@ -195,7 +248,7 @@ bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, 
         for (int i = vd->n; i < body->num_args; i++) items[i] = vd->items[in];
         ir_func_set_attr(m, k, "view_dims", ir_attr_array(m, items, body->num_args));
     }
-    for (int i = 0; ok && i < u.loads.len; i++) ok = splice_load(m, k, u.loads.items[i], steps, nsteps, side);
+    for (int i = 0; ok && i < u.loads.len; i++) ok = splice_load(m, k, u.loads.items[i], steps, nsteps, side, side_ones);
     ptrvec_free(&u.loads);
     return ok;
 }
