@@ -8,6 +8,8 @@
  * The fuse pass made the group only where every side input can be viewed so (graph_side_fits,
  * passes/fuse_view.c, the same rule as side_view below): a group it cannot lower as one kernel (a
  * hand-written `group` in IR text) is an error at the op, never a silent split.
+ * A group that starts with a pointwise chain before its kernel's op (a prologue, graph_prologue.c) is lowered
+ * at that op, which reads the chain's input; the chain is spliced after its loads of that operand.
  * An op whose operands are all params or pbuffers is a prepare: pbuffer results, `prepare` records. */
 #include <stdint.h>
 #include <string.h>
@@ -228,7 +230,13 @@ static bool plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, 
 /* The consumer's operands other than the prologue's exist before the group is lowered at its first
  * member: a free op after it (fold-bn's folded weights, a reshape) is lowered first (fuse_prologue.c). */
 static bool ensure(GpGraph *g, Value *v, int depth) {
-    if (tensor_quiet(g, v) >= 0 || !v->def || depth > 8) return tensor_quiet(g, v) >= 0 || !v->def;
+    if (tensor_quiet(g, v) >= 0 || !v->def) return true;
+    if (depth > 8 || !graph_op_is_free(v->def)) {
+        diag_error(g->d, v->def->loc, "group %lld: this operand of its consumer is computed after the group's first "
+                   "op, so the group cannot be lowered as one kernel (docs/passes/fuse.md \"Prologues\")",
+                   (long long)ir_op_attr_int(v->def, "group", -1));
+        return false;
+    }
     for (int i = 0; i < v->def->num_operands; i++)
         if (!ensure(g, v->def->operands[i], depth + 1)) return false;
     return gp_lower_grouped(g, v->def);

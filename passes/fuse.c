@@ -5,7 +5,9 @@
  * runs. Every op gets `group = G`; groups are numbered in program order of their anchors. The decision
  * is made here, on graph IR, so that it can be printed, tested and explained; the lowering only
  * follows the attribute. A reduce may instead start a row group (fuse_row.h: global_avg_pool -> flatten
- * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. */
+ * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. A group
+ * that is a pointwise chain may become the prologue of the op reading it (fuse_prologue.c): that op joins
+ * the group, and its own pointwise chain follows. */
 #include <string.h>
 #include "fuse_row.h"
 #include "graph_passes.h"
