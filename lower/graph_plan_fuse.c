@@ -8,6 +8,8 @@
  * The fuse pass made the group only where every side input can be viewed so (graph_side_fits,
  * passes/fuse_view.c, the same rule as side_view below): a group it cannot lower as one kernel (a
  * hand-written `group` in IR text) is an error at the op, never a silent split.
+ * A group that starts with a pointwise chain before its kernel's op (a prologue, graph_prologue.c) is lowered
+ * at that op, which reads the chain's input; the chain is spliced after its loads of that operand.
  * An op whose operands are all params or pbuffers is a prepare: pbuffer results, `prepare` records. */
 #include <stdint.h>
 #include <string.h>
@@ -89,9 +91,10 @@ static bool side_view(GpGraph *g, const GpArg *oa, int y, int s, const char *con
         }
         for (int i = 0; i < r; i++) vdims[i] = Y->dims[oa->nperm ? oa->perm[i] : i];
         vrank = r;
-    } else if (O->kind == GP_ALIAS && O->source == y && !oa->nperm) {
-        /* The alias collapses runs of y's dims (gp_prod of each run): s collapses alike, a run it
-         * broadcasts entirely to 1, a run it has entirely to the run's product. */
+    } else if (!oa->nperm) {
+        /* The view collapses runs of y's dims (gp_prod of each run; an alias of y's storage, or of the
+         * storage y itself aliases when y is a prologue's input): s collapses alike, a run it broadcasts
+         * entirely to 1, a run it has entirely to the run's product. */
         const char *sa[GP_MAX_RANK];
         int p = 0;
         for (int j = 0; j < O->rank; j++) {
@@ -118,6 +121,20 @@ static bool side_view(GpGraph *g, const GpArg *oa, int y, int s, const char *con
     out->shape = oa->nshape ? oa->shape : vdims;
     out->nshape = oa->nshape ? oa->nshape : vrank;
     return true;
+}
+
+/* The dims of the kernel's view of side view v where v has extent 1 (broadcast, or a real 1): bit d for
+ * dim d. A prologue loads a side input there at index 0 (lower/graph_prologue.c). */
+static uint32_t side_ones(GpGraph *g, const SideView *v) {
+    GpTensor *T = gp_t(g, v->t);
+    int vr = T->rank, kr = v->nshape ? v->nshape : vr;
+    uint32_t ones = 0;
+    for (int j = 0; j < kr; j++) {
+        int i = j - (kr - vr); /* numpy: the view's dims align right in the broadcast shape */
+        const char *d = i < 0 ? "1" : T->dims[v->nperm ? v->perm[i] : i];
+        if (!strcmp(d, "1")) ones |= 1u << j;
+    }
+    return ones;
 }
 
 /* ------------------------------------------------------------------ groups */
@@ -210,14 +227,41 @@ static bool plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, 
     return true;
 }
 
+/* The consumer's operands other than the prologue's exist before the group is lowered at its first
+ * member: a free op after it (fold-bn's folded weights, a reshape) is lowered first (fuse_prologue.c). */
+static bool ensure(GpGraph *g, Value *v, int depth) {
+    if (tensor_quiet(g, v) >= 0 || !v->def) return true;
+    if (depth > 8 || !graph_op_is_free(v->def)) {
+        diag_error(g->d, v->def->loc, "group %lld: this operand of its consumer is computed after the group's first "
+                   "op, so the group cannot be lowered as one kernel (docs/passes/fuse.md \"Prologues\")",
+                   (long long)ir_op_attr_int(v->def, "group", -1));
+        return false;
+    }
+    for (int i = 0; i < v->def->num_operands; i++)
+        if (!ensure(g, v->def->operands[i], depth + 1)) return false;
+    return gp_lower_grouped(g, v->def);
+}
+
 static bool lower_group(GpGraph *g, Op **mem, int n) {
+    GpPrologue pro;
+    if (!gp_prologue_plan(g, mem, n, &pro)) return false;
+    if (pro.n) {
+        Op *con = mem[pro.n];
+        for (int i = 0; i < con->num_operands; i++)
+            if (i != pro.operand && !ensure(g, con->operands[i], 0)) return false;
+        /* The consumer reads the chain's input where it read the chain's result. */
+        gp_bind_value(g, con->operands[pro.operand], pro.x0);
+        mem += pro.n;
+        n -= pro.n;
+    }
     GpStep *steps = arena_calloc(g->a, (size_t)n, sizeof *steps);
     Side *sides = arena_calloc(g->a, (size_t)n * 4, sizeof *sides);
     int nsides = 0;
     StrBuf key = {0}, suffix = {0};
     bool can = plan_chain(g, mem, n, steps, sides, &nsides, &key, &suffix);
     GpFuse fu = {.anchor = &mem[0]->results[0], .last = &mem[n - 1]->results[0],
-                 .suffix = arena_strdup(g->a, sb_str(&suffix)), .key = arena_strdup(g->a, sb_str(&key))};
+                 .suffix = arena_printf(g->a, "%s%s", pro.n ? pro.suffix : "", sb_str(&suffix)),
+                 .key = arena_printf(g->a, "%s%s", sb_str(&key), pro.n ? pro.key : "")};
     sb_free(&key);
     sb_free(&suffix);
     if (!can) return false;
@@ -246,11 +290,22 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
         fits = side_view(g, &l->args[out], y, sides[i].t, sides[i].dims, &views[i]);
         elems[i] = ir_scalar_from_name(gp_t(g, sides[i].t)->dtype);
     }
-    if (fits && fu.fresh) fits = gp_epilogue(g->m, fu.fresh, out, steps, n - 1, elems, nsides);
+    if (fits && fu.fresh && (n > 1 || !pro.n)) fits = gp_epilogue(g->m, fu.fresh, out, steps, n - 1, elems, nsides);
+    SideView *pviews = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pviews);
+    TypeKind *pelems = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pelems);
+    uint32_t *pones = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pones);
+    for (int i = 0; fits && i < pro.nsides; i++) {
+        fits = side_view(g, &l->args[pro.operand], pro.x0, pro.side_t[i], pro.side_dims[i], &pviews[i]);
+        pelems[i] = ir_scalar_from_name(gp_t(g, pro.side_t[i])->dtype);
+        if (fits) pones[i] = side_ones(g, &pviews[i]);
+    }
+    if (fits && fu.fresh && pro.n)
+        fits = gp_prologue(g->m, fu.fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
     if (!fits) {
         /* graph_side_fits said these views exist: the rule and the views disagree (a compiler bug). */
         diag_error(g->d, mem[0]->loc, "internal error: group %lld cannot be lowered as one kernel: a side input cannot "
-                   "be indexed like the result of %s (passes/fuse_view.c and lower/graph_plan_ops.c disagree)",
+                   "be indexed like the result of %s, or its kernel's operand loads cannot take the prologue "
+                   "(passes/fuse_view.c and lower/graph_plan_ops.c disagree)",
                    (long long)ir_op_attr_int(mem[0], "group", -1), op_name(mem[0]));
         gp_kernel_discard(g);
         g->fuse = NULL;
@@ -260,6 +315,8 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     g->fuse = NULL;
     for (int i = 0; i < nsides; i++)
         gp_arg_view(g, l, views[i].t, views[i].perm, views[i].nperm, views[i].shape, views[i].nshape);
+    for (int i = 0; i < pro.nsides; i++)
+        gp_arg_view(g, l, pviews[i].t, pviews[i].perm, pviews[i].nperm, pviews[i].shape, pviews[i].nshape);
     return true;
 }
 

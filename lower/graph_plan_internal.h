@@ -220,6 +220,30 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n);
 bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,
                  int nsides);
 
+/* --- graph_prologue.c ------------------------------------------------------------------------ */
+/* The pointwise chain before a group's consumer (passes/fuse_prologue.c): its steps and side inputs. */
+typedef struct GpPrologue {
+    int n;                  /* members before the consumer (0: the group has no prologue) */
+    int operand;            /* the consumer's operand it feeds: also the consumer launch's argument index */
+    int x0;                 /* the tensor the chain reads (its first member's chain operand) */
+    GpStep *steps;          /* n */
+    int nsides;
+    int *side_t;            /* per side input: its tensor */
+    const char ***side_dims; /* per side input: its dims at the operand's rank (each the operand's or 1) */
+    const char *key, *suffix; /* part of the fused instance's key and name ("_in_bn_relu") */
+} GpPrologue;
+/* Plans the prologue of group mem[0..n): p->n = 0 when the group has none (its first op is not pointwise,
+ * or it is pointwise throughout). false after reporting a group the fuse pass does not make. */
+bool gp_prologue_plan(GpGraph *g, Op **mem, int n, GpPrologue *p);
+/* Splices steps into kernel k after every view_load of its view parameter in (the operand): the loaded
+ * value goes through the steps in f32 and is rounded to T; lanes the load masks off keep what it loaded.
+ * nsides view parameters of in's rank (element side_elems[i], declared with in's view_dims) are appended
+ * and loaded at each load's indices and mask; side_ones[i] (bit d: side i has extent 1 in dim d of the
+ * kernel's view) lets a side load use index 0 there and skip the load's broadcast of the other indices.
+ * false when in is not a view that k only loads from. */
+bool gp_prologue(IrModule *m, Func *k, int in, const GpStep *steps, int nsteps, const TypeKind *side_elems,
+                 const uint32_t *side_ones, int nsides);
+
 /* --- graph_plan_print.c ----------------------------------------------------------------------- */
 /* Checks every launch's arguments against its kernel's parameters (count, view ranks, scalar types): a
  * mismatch is a compiler bug between docs/graphs.md and lang/std, reported at the op. */

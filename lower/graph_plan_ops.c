@@ -298,12 +298,15 @@ static bool lower_reduce(GpGraph *g, Op *op) {
     Func *k = gp_kernel(g, "std_reduce", (const char *[]){"T", "OP"}, (const char *[]){T, itoa_a(g, code)}, 2, op->loc);
     if (!k) return false;
     GpTensor *X = gp_t(g, x);
-    const char *oai[3] = {gp_prod(g, X->dims, 0, first), gp_prod(g, X->dims, first, last + 1), gp_prod(g, X->dims, last + 1, r)};
-    const char *oi[2] = {oai[0], oai[2]};
-    int xv = gp_reshape(g, x, 3, oai, hint(g, x, "oai")), yv = gp_reshape(g, y, 2, oi, hint(g, y, "oi"));
+    /* x as [O0, O1, A, I]: O1 the dim before the reduced ones (a channel, for a prologue's per-channel values). */
+    int o1 = first > 0 ? first - 1 : 0;
+    const char *oai[4] = {gp_prod(g, X->dims, 0, o1), gp_prod(g, X->dims, o1, first), gp_prod(g, X->dims, first, last + 1),
+                          gp_prod(g, X->dims, last + 1, r)};
+    const char *oi[2] = {gp_prod(g, X->dims, 0, first), oai[3]};
+    int xv = gp_reshape(g, x, 4, oai, hint(g, x, "oai")), yv = gp_reshape(g, y, 2, oi, hint(g, y, "oi"));
     /* One program per (o, i) line, all on grid x: O*I reaches millions (global_avg_pool's N*C, softmax rows)
      * and CUDA caps grid y and z at 65535. */
-    GpLaunch *l = gp_launch(g, k, gp_mul(g, oai[0], oai[2]), "1", "1", op->loc);
+    GpLaunch *l = gp_launch(g, k, gp_mul(g, oi[0], oi[1]), "1", "1", op->loc);
     gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
     gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
     return true;

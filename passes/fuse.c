@@ -5,7 +5,9 @@
  * runs. Every op gets `group = G`; groups are numbered in program order of their anchors. The decision
  * is made here, on graph IR, so that it can be printed, tested and explained; the lowering only
  * follows the attribute. A reduce may instead start a row group (fuse_row.h: global_avg_pool -> flatten
- * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. */
+ * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. A group
+ * that is a pointwise chain may become the prologue of the op reading it (fuse_prologue.c): that op joins
+ * the group, and its own pointwise chain follows. */
 #include <string.h>
 #include "fuse_row.h"
 #include "graph_passes.h"
@@ -24,6 +26,10 @@ typedef struct Fuse {
     bool *row;    /* per anchor: a row group (fuse_row.h) */
     RowChain *rows; /* per anchor of a row group: its chain (row tile for the remark) */
     const char **row_why; /* per op: why a row chain stopped at it (its remark), or NULL */
+    int *store;   /* per anchor: the op whose kernel the group is (itself, or the consumer its pointwise chain
+                     became the prologue of: fuse_prologue.c) */
+    const char **pro_why; /* per op: why the pointwise group before it is not its prologue, or NULL */
+    bool wgmma;   /* --wgmma: an f16/bf16 conv2d or matmul operand takes no prologue */
 } Fuse;
 
 static int index_of(const Fuse *f, const Op *op) {
@@ -78,11 +84,12 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (c->results->type != r->type)
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
     int an = f->anchor[pi];
+    const Op *k = f->ops[f->store[an]];
     /* std_reduce computes one element per program and stores it as a scalar; a chain is spliced
      * only at tile stores (lower/graph_epilogue.c). Rows that fit one CTA are row groups (above). */
-    if (f->ops[an]->kind == OP_G_REDUCE)
+    if (k->kind == OP_G_REDUCE)
         return arena_printf(a, "%s, the first op of kernel %d, stores one scalar per program, and a fused chain is "
-                            "spliced only at tile stores", short_name(f->ops[an]), f->group[an]);
+                            "spliced only at tile stores", short_name(k), f->group[an]);
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
         if (s == r || !s->def) continue;
@@ -93,14 +100,14 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     }
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
-        if (s != r && f->ops[an]->kind == OP_G_CONCAT)
+        if (s != r && k->kind == OP_G_CONCAT)
             return arena_printf(a, "its other operand %s would be read at each slice's offset, and concat (the first op "
                                 "of kernel %d) writes its slices in launches of their own",
                                 vname(a, s), f->group[an]);
-        if (s != r && !graph_side_fits(f->ops[an], c, s))
+        if (s != r && !graph_side_fits(k, c, s))
             return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
-                                vname(a, s), short_name(f->ops[an]), f->group[an]);
+                                vname(a, s), short_name(k), f->group[an]);
     }
     if (f->members[an] >= FUSE_MAX_CONSUMERS)
         return arena_printf(a, "kernel %d already has %d pointwise consumers (register pressure)", f->group[an],
@@ -144,6 +151,31 @@ static bool row_group(Fuse *f, Arena *a, int i) {
     return n > 0;
 }
 
+/* Whether consumer c of group i's last member cur takes the group (a pointwise chain) as the prologue of
+ * its operand loads (fuse_prologue.c); else the reason is kept for c's remark. */
+static Op **chain_to(const Fuse *f, Arena *a, int cur, int *n) {
+    *n = 0;
+    for (int m = cur; m >= 0; m = f->prev[m]) ++*n;
+    Op **chain = arena_calloc(a, (size_t)*n, sizeof *chain);
+    for (int m = cur, k = *n - 1; m >= 0; m = f->prev[m]) chain[k--] = f->ops[m];
+    return chain;
+}
+
+static bool prologue(Fuse *f, Arena *a, int i, int cur, int c) {
+    const Value *r = f->ops[cur]->results;
+    /* Only a pointwise group can run at a load; a reason the chain stops anyway (uses, an output) is the
+     * refusal's own. */
+    if (f->store[i] != i || !is_pointwise(f->ops[i]) || !fuse_prologue_consumer(f->ops[c]) || is_output(f->g, r) ||
+        ir_count_uses(f->g, (Value *)r) > 1)
+        return false;
+    int n;
+    Op **chain = chain_to(f, a, cur, &n);
+    f->pro_why[c] = fuse_prologue_refusal(f->g, chain, n, f->ops[c], f->wgmma, a);
+    if (f->pro_why[c]) return false;
+    f->store[i] = c;
+    return true;
+}
+
 static void partition(Fuse *f, Arena *a) {
     int next_group = 0;
     for (int i = 0; i < f->n; i++) {
@@ -156,11 +188,12 @@ static void partition(Fuse *f, Arena *a) {
         for (int cur = i;;) {
             const Value *r = f->ops[cur]->results;
             int c = sole_user(f, cur, r);
-            if (c < 0 || f->group[c] >= 0 || refusal(f, a, cur, c, r)) break;
+            if (c < 0 || f->group[c] >= 0) break;
+            if (!refusal(f, a, cur, c, r)) f->members[i]++;
+            else if (!prologue(f, a, i, cur, c)) break;
             f->group[c] = f->group[i];
             f->anchor[c] = i;
             f->prev[c] = cur;
-            f->members[i]++;
             cur = c;
         }
     }
@@ -204,10 +237,18 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
             }
             if (pi < 0 || graph_op_is_free(f->ops[pi])) continue;
             const Op *p = f->ops[pi];
+            int st = f->prev[ci] == pi ? f->store[f->anchor[ci]] : -1;
+            if (st == ci) {
+                int n;
+                Op **chain = chain_to(f, a, pi, &n);
+                fuse_prologue_remark(d, a, chain, n, c, f->group[ci]);
+                continue;
+            }
             if (f->prev[ci] == pi) {
                 diag_remark(d, c->loc, "fused %s into %s (kernel %d): saves %s bytes of DRAM traffic; its input "
-                            "stays in registers (applied at the kernel's store)", short_name(c),
-                            short_name(f->ops[f->anchor[ci]]), f->group[ci], graph_bytes_text(a, r->type, 2));
+                            "stays in registers (applied %s)", short_name(c), short_name(f->ops[f->anchor[ci]]),
+                            f->group[ci], graph_bytes_text(a, r->type, 2),
+                            st > ci ? arena_printf(a, "where %s loads it", short_name(f->ops[st])) : "at the kernel's store");
                 continue;
             }
             const char *why;
@@ -215,14 +256,18 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
             if (f->prev[ci] >= 0) why = arena_printf(a, "%s is a side input of kernel %d", vname(a, r), f->group[ci]);
             else why = refusal(f, a, pi, ci, r);
             if (!why) why = "the consumer starts its own kernel";
+            if (f->pro_why[ci] && f->prev[ci] < 0)
+                why = arena_printf(a, "%s; not as its prologue either: %s", why, f->pro_why[ci]);
             diag_remark(d, c->loc, "not fused: %s -> %s: %s (keeps %s bytes of DRAM traffic)", short_name(p),
                         short_name(c), why, graph_bytes_text(a, r->type, 2));
         }
     }
 }
 
-int graph_fuse(Func *g, DiagEngine *d, bool remarks) {
-    Fuse f = {.g = g};
+int graph_fuse(Func *g, DiagEngine *d, bool remarks) { return graph_fuse_wgmma(g, d, remarks, false); }
+
+int graph_fuse_wgmma(Func *g, DiagEngine *d, bool remarks, bool wgmma) {
+    Fuse f = {.g = g, .wgmma = wgmma};
     for (Op *op = g->body.block->first; op; op = op->next) f.n += ir_op_info[op->kind].level == IR_LEVEL_GRAPH;
     Arena *a = arena_new();
     f.ops = arena_calloc(a, (size_t)f.n + 1, sizeof *f.ops);
@@ -233,10 +278,15 @@ int graph_fuse(Func *g, DiagEngine *d, bool remarks) {
     f.row = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row);
     f.rows = arena_calloc(a, (size_t)f.n + 1, sizeof *f.rows);
     f.row_why = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row_why);
+    f.store = arena_calloc(a, (size_t)f.n + 1, sizeof *f.store);
+    f.pro_why = arena_calloc(a, (size_t)f.n + 1, sizeof *f.pro_why);
     int n = 0;
     for (Op *op = g->body.block->first; op; op = op->next)
         if (ir_op_info[op->kind].level == IR_LEVEL_GRAPH) f.ops[n++] = op;
-    for (int i = 0; i < f.n; i++) f.group[i] = f.prev[i] = -1;
+    for (int i = 0; i < f.n; i++) {
+        f.group[i] = f.prev[i] = -1;
+        f.store[i] = i;
+    }
     partition(&f, a);
     for (int i = 0; i < f.n; i++) ir_op_set_attr(g->module, f.ops[i], "group", ir_attr_int(g->module, f.group[i]));
     if (remarks) remark_all(&f, a, d);
@@ -249,7 +299,7 @@ bool pass_fuse(IrModule *m, PassContext *ctx) {
     bool any = false;
     for (Func *g = m->first; g; g = g->next)
         if (g->kind == FUNC_GRAPH) {
-            graph_fuse(g, ctx->diag, ctx->remarks);
+            graph_fuse_wgmma(g, ctx->diag, ctx->remarks, ctx->wgmma);
             any = true;
         }
     return any;

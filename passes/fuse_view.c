@@ -66,11 +66,17 @@ static bool same_dim(const Type *a, int i, const Type *b, int j) {
 }
 
 bool graph_side_fits(const Op *anchor, const Op *c, const Value *s) {
-    const Type *y = anchor->results[0].type, *x = s->type;
-    if (y->kind != TY_TENSOR || x->kind != TY_TENSOR) return false;
     /* concat writes each operand's slice in a launch of its own, at the slice's own indices: a side
      * input would have to be read at the slice's offset, which the fused store does not add. */
     if (anchor->kind == OP_G_CONCAT) return false;
+    int ends[GRAPH_MAX_RANK + 1];
+    int nruns = graph_output_runs(anchor, ends);
+    return graph_side_fits_runs(anchor->results[0].type, ends, nruns, c, s);
+}
+
+bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c, const Value *s) {
+    const Type *x = s->type;
+    if (y->kind != TY_TENSOR || x->kind != TY_TENSOR) return false;
     int r = y->rank;
     /* Where dim d of the result comes from in s: its index in s, or -1 (a 1 that s broadcasts). */
     int from[GRAPH_MAX_RANK];
@@ -82,8 +88,6 @@ bool graph_side_fits(const Op *anchor, const Op *c, const Value *s) {
     } else {
         for (int d = 0; d < x->rank; d++) from[r - x->rank + d] = d; /* numpy: aligned right */
     }
-    int ends[GRAPH_MAX_RANK + 1];
-    int nruns = graph_output_runs(anchor, ends);
     for (int k = 0, p = 0; k < nruns; p = ends[k++]) {
         bool eq = true, ones = true;
         for (int d = p; d < ends[k]; d++) {

@@ -30,6 +30,27 @@ int graph_fold_bn(Func *g, DiagEngine *d, bool remarks);
  * reports every fusion taken or refused. Returns the number of kernels (see graph_kernel_count). */
 int graph_fuse(Func *g, DiagEngine *d, bool remarks);
 
+/* fuse with --wgmma known: then an f16/bf16 conv2d or matmul takes no prologue (fuse_prologue.c). */
+int graph_fuse_wgmma(Func *g, DiagEngine *d, bool remarks, bool wgmma);
+
+/* Prologues (fuse_prologue.c, docs/passes/fuse.md "Prologues"): a group that is a pointwise chain
+ * chain[0..n) (block order, each member reading the previous one's result) joins the group of consumer c
+ * of chain[n-1]'s result, applied at c's loads of that operand. fuse_prologue_refusal: why it cannot
+ * (arena a), or NULL. fuse_prologue_consumer: whether c's kind takes prologues at all (conv2d, matmul,
+ * pool, reduce, softmax). fuse_prologue_remark: the remark of a fused prologue, at c. */
+const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool wgmma, Arena *a);
+bool fuse_prologue_consumer(const Op *c);
+void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, const Op *c, int group);
+/* The operand of pointwise op p that a chain through p continues from: the one with p's result type
+ * (batch_norm's and a unary's operand 0); -1 when none (p broadcasts every operand). */
+int graph_chain_operand(const Op *p);
+/* The operand index at which consumer c reads r (r once among c's operands) when that operand takes a
+ * prologue: 0 for conv2d, pool, reduce, softmax; 0 or 1 for matmul. -1 otherwise. */
+int graph_prologue_operand(const Op *c, const Value *r);
+/* The runs of operand's dims that the kernel of c reads collapsed into one dim each (as graph_output_runs):
+ * reduce and softmax [O, A, I], the others dim by dim. run_end needs rank + 1 slots. */
+int graph_input_runs(const Op *c, int operand, int *run_end);
+
 /* The runs of the result's dims that the kernel of anchor writes collapsed into one dim each (fuse_view.c):
  * run i ends at run_end[i] (runs are consecutive from dim 0; run_end needs rank + 1 slots). Returns the
  * number of runs. The lowering's output views (lower/graph_plan_ops.c) are these. */
@@ -39,6 +60,10 @@ int graph_output_runs(const Op *anchor, int *run_end);
  * per channel for batch_norm's statistics) has the result's dims throughout or 1s throughout. The fuse
  * pass refuses a consumer with a side input that does not fit; the lowering relies on it. */
 bool graph_side_fits(const Op *anchor, const Op *c, const Value *s);
+/* graph_side_fits for a tensor of type y read through a view that collapses the runs ends[0..nruns) of its
+ * dims (as graph_output_runs gives them): also the rule for a prologue's side inputs, read at the
+ * indices of a consumer's operand load (fuse_prologue.c). */
+bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c, const Value *s);
 /* Whether op is a prepare op: every operand is a param of its graph or the result of a prepare op
  * (such ops run once, when the params are bound). */
 bool graph_op_is_prepare(const Op *op);

@@ -516,8 +516,8 @@ static void run_reduce(int op, Dt dt, int64_t O, int64_t A, int64_t I) {
     Tensor x = t_rand(dt, nx, lo, hi), y = t_new(dt, ny);
     if (op >= 2 && A > 3) x.h[(size_t)A * I + 2 * I] = NAN; /* line (1, 0) when O > 1, else (0, 2 % I) */
     t_upload(&x);
-    int64_t xsz[3] = {O, A, I}, ysz[2] = {O, I};
-    TlrtArg args[] = {t_view(&x, 3, xsz, NULL), t_view(&y, 2, ysz, NULL)};
+    int64_t xsz[4] = {O % 2 ? 1 : 2, O % 2 ? O : O / 2, A, I}, ysz[2] = {O, I}; /* O split as O0 * O1 */
+    TlrtArg args[] = {t_view(&x, 4, xsz, NULL), t_view(&y, 2, ysz, NULL)};
     const char *name = casename("std_reduce %s %s [O=%lld, A=%lld, I=%lld]", reduce_name(op), dt_names[dt], (long long)O,
                                 (long long)A, (long long)I);
     if (std_launch(m, "std_reduce", (unsigned)(O * I), 1, 1, args, 2)) {
