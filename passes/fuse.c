@@ -78,11 +78,6 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (c->results->type != r->type)
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
     int an = f->anchor[pi];
-    /* std_reduce computes one element per program and stores it as a scalar; a chain is spliced
-     * only at tile stores (lower/graph_epilogue.c). Rows that fit one CTA are row groups (above). */
-    if (f->ops[an]->kind == OP_G_REDUCE)
-        return arena_printf(a, "%s, the first op of kernel %d, stores one scalar per program, and a fused chain is "
-                            "spliced only at tile stores", short_name(f->ops[an]), f->group[an]);
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
         if (s == r || !s->def) continue;
