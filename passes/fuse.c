@@ -7,6 +7,7 @@
  * follows the attribute. A reduce may instead start a row group (fuse_row.h: global_avg_pool -> flatten
  * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. */
 #include <string.h>
+#include "fuse_cost.h"
 #include "fuse_row.h"
 #include "graph_passes.h"
 #include "pass.h"
@@ -20,7 +21,8 @@ typedef struct Fuse {
     int *group;   /* per op */
     int *prev;    /* per op: the chain predecessor's index in its group, -1 for an anchor */
     int *anchor;  /* per op: its group's anchor index */
-    int *members; /* per anchor: pointwise consumers taken so far */
+    int *sides;   /* per anchor: its chain's side inputs so far, in quarters (fuse_cost_sides) */
+    const TgtTarget *target; /* whose register budget the cost model checks (NULL: tgt_default) */
     bool *row;    /* per anchor: a row group (fuse_row.h) */
     RowChain *rows; /* per anchor of a row group: its chain (row tile for the remark) */
     const char **row_why; /* per op: why a row chain stopped at it (its remark), or NULL */
@@ -97,9 +99,11 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
                                 vname(a, s), short_name(f->ops[an]), f->group[an]);
     }
-    if (f->members[an] >= FUSE_MAX_CONSUMERS)
-        return arena_printf(a, "kernel %d already has %d pointwise consumers (register pressure)", f->group[an],
-                            FUSE_MAX_CONSUMERS);
+    FuseCost cost = fuse_cost_estimate(f->ops[an], f->sides[an] + fuse_cost_sides(c, r), f->target);
+    if (!fuse_cost_fits(&cost))
+        return arena_printf(a, "kernel %d would need about %d registers per thread (%s's epilogue %d + %d for the "
+                            "side inputs of its chain), more than the %d a thread has on %s", f->group[an], cost.regs,
+                            cost.kernel, cost.base, cost.side_regs, cost.budget, cost.target);
     return NULL;
 }
 
@@ -155,7 +159,7 @@ static void partition(Fuse *f, Arena *a) {
             f->group[c] = f->group[i];
             f->anchor[c] = i;
             f->prev[c] = cur;
-            f->members[i]++;
+            f->sides[i] += fuse_cost_sides(f->ops[c], r);
             cur = c;
         }
     }
@@ -216,15 +220,17 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     }
 }
 
-int graph_fuse(Func *g, DiagEngine *d, bool remarks) {
-    Fuse f = {.g = g};
+int graph_fuse(Func *g, DiagEngine *d, bool remarks) { return graph_fuse_for(g, d, remarks, NULL); }
+
+int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *target) {
+    Fuse f = {.g = g, .target = target};
     for (Op *op = g->body.block->first; op; op = op->next) f.n += ir_op_info[op->kind].level == IR_LEVEL_GRAPH;
     Arena *a = arena_new();
     f.ops = arena_calloc(a, (size_t)f.n + 1, sizeof *f.ops);
     f.group = arena_calloc(a, (size_t)f.n + 1, sizeof *f.group);
     f.prev = arena_calloc(a, (size_t)f.n + 1, sizeof *f.prev);
     f.anchor = arena_calloc(a, (size_t)f.n + 1, sizeof *f.anchor);
-    f.members = arena_calloc(a, (size_t)f.n + 1, sizeof *f.members);
+    f.sides = arena_calloc(a, (size_t)f.n + 1, sizeof *f.sides);
     f.row = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row);
     f.rows = arena_calloc(a, (size_t)f.n + 1, sizeof *f.rows);
     f.row_why = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row_why);
@@ -244,7 +250,7 @@ bool pass_fuse(IrModule *m, PassContext *ctx) {
     bool any = false;
     for (Func *g = m->first; g; g = g->next)
         if (g->kind == FUNC_GRAPH) {
-            graph_fuse(g, ctx->diag, ctx->remarks);
+            graph_fuse_for(g, ctx->diag, ctx->remarks, ctx->target);
             any = true;
         }
     return any;

@@ -12,10 +12,8 @@
 #include <stdbool.h>
 #include "../ir/ir.h"
 #include "../support/diag.h"
+#include "../support/targets.h"
 
-/* A group may hold at most this many pointwise consumers after its anchor (register pressure:
- * docs/passes/fuse.md says why 8). */
-#define FUSE_MAX_CONSUMERS 8
 /* The elementwise std kernels (std_unary, std_binary) view tensors at this rank; above it the lowering
  * collapses a tensor to one dim (lang/std/elementwise.tile). */
 #define GRAPH_ELEMWISE_RANK 6
@@ -29,6 +27,8 @@ int graph_fold_bn(Func *g, DiagEngine *d, bool remarks);
 /* fuse on graph g: sets the int attribute `group` on every op of g (replacing any earlier one) and
  * reports every fusion taken or refused. Returns the number of kernels (see graph_kernel_count). */
 int graph_fuse(Func *g, DiagEngine *d, bool remarks);
+/* graph_fuse with the register budget of target t (NULL: tgt_default(); passes/fuse_cost.h). */
+int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *t);
 
 /* The runs of the result's dims that the kernel of anchor writes collapsed into one dim each (fuse_view.c):
  * run i ends at run_end[i] (runs are consecutive from dim 0; run_end needs rank + 1 slots). Returns the
