@@ -1,5 +1,6 @@
 /* The pointwise tail of a fused group (docs/graphs.md section 7), as tile IR spliced into a fresh
- * instance of the anchor's std kernel at each of its stores to the output view: one call per member of
+ * instance of the anchor's std kernel at each of its stores to the output view, of any shape (a tile,
+ * or std_reduce's one scalar per program: a reduction epilogue): one call per member of
  * the fn that computes it (lang/std/elementwise.tile's std_<kind> for the built-ins, which std_batch_norm
  * calls too and which is spliced the same way into std_unary's copy when a unary or binary op is lowered
  * alone; a graph.map's own fn), widened to the stored tile and inlined
@@ -53,7 +54,8 @@ static Value *load_side(Epi *e, Op *store, Value *side) {
 static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
     IrModule *m = e->b.m;
     Op *st = e->b.before;
-    Func *w = ir_func_widen(m, s->fn, e->tf);
+    /* A scalar store (std_reduce's one value per program) calls the scalar fn itself: nothing to widen. */
+    Func *w = ir_type_is_scalar(e->tf) ? s->fn : ir_func_widen(m, s->fn, e->tf);
     if (!w) return NULL;
     int n = s->args->n;
     Value **args = arena_calloc(m->arena, (size_t)n + 1, sizeof *args);

@@ -9,6 +9,7 @@
  * that is a pointwise chain may become the prologue of the op reading it (fuse_prologue.c): that op joins
  * the group, and its own pointwise chain follows. */
 #include <string.h>
+#include "fuse_cost.h"
 #include "fuse_row.h"
 #include "graph_passes.h"
 #include "pass.h"
@@ -22,7 +23,8 @@ typedef struct Fuse {
     int *group;   /* per op */
     int *prev;    /* per op: the chain predecessor's index in its group, -1 for an anchor */
     int *anchor;  /* per op: its group's anchor index */
-    int *members; /* per anchor: pointwise consumers taken so far */
+    int *sides;   /* per anchor: its chain's side inputs so far, in quarters (fuse_cost_sides) */
+    const TgtTarget *target; /* whose register budget the cost model checks (NULL: tgt_default) */
     bool *row;    /* per anchor: a row group (fuse_row.h) */
     RowChain *rows; /* per anchor of a row group: its chain (row tile for the remark) */
     const char **row_why; /* per op: why a row chain stopped at it (its remark), or NULL */
@@ -85,11 +87,6 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
     int an = f->anchor[pi];
     const Op *k = f->ops[f->store[an]];
-    /* std_reduce computes one element per program and stores it as a scalar; a chain is spliced
-     * only at tile stores (lower/graph_epilogue.c). Rows that fit one CTA are row groups (above). */
-    if (k->kind == OP_G_REDUCE)
-        return arena_printf(a, "%s, the first op of kernel %d, stores one scalar per program, and a fused chain is "
-                            "spliced only at tile stores", short_name(k), f->group[an]);
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
         if (s == r || !s->def) continue;
@@ -109,9 +106,11 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
                                 vname(a, s), short_name(k), f->group[an]);
     }
-    if (f->members[an] >= FUSE_MAX_CONSUMERS)
-        return arena_printf(a, "kernel %d already has %d pointwise consumers (register pressure)", f->group[an],
-                            FUSE_MAX_CONSUMERS);
+    FuseCost cost = fuse_cost_estimate(k, f->sides[an] + fuse_cost_sides(c, r), f->target);
+    if (!fuse_cost_fits(&cost))
+        return arena_printf(a, "kernel %d would need about %d registers per thread (%s's epilogue %d + %d for the "
+                            "side inputs of its chain), more than the %d a thread has on %s", f->group[an], cost.regs,
+                            cost.kernel, cost.base, cost.side_regs, cost.budget, cost.target);
     return NULL;
 }
 
@@ -189,7 +188,7 @@ static void partition(Fuse *f, Arena *a) {
             const Value *r = f->ops[cur]->results;
             int c = sole_user(f, cur, r);
             if (c < 0 || f->group[c] >= 0) break;
-            if (!refusal(f, a, cur, c, r)) f->members[i]++;
+            if (!refusal(f, a, cur, c, r)) f->sides[i] += fuse_cost_sides(f->ops[c], r);
             else if (!prologue(f, a, i, cur, c)) break;
             f->group[c] = f->group[i];
             f->anchor[c] = i;
@@ -264,17 +263,17 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     }
 }
 
-int graph_fuse(Func *g, DiagEngine *d, bool remarks) { return graph_fuse_wgmma(g, d, remarks, false); }
+int graph_fuse(Func *g, DiagEngine *d, bool remarks) { return graph_fuse_for(g, d, remarks, NULL, false); }
 
-int graph_fuse_wgmma(Func *g, DiagEngine *d, bool remarks, bool wgmma) {
-    Fuse f = {.g = g, .wgmma = wgmma};
+int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *target, bool wgmma) {
+    Fuse f = {.g = g, .target = target, .wgmma = wgmma};
     for (Op *op = g->body.block->first; op; op = op->next) f.n += ir_op_info[op->kind].level == IR_LEVEL_GRAPH;
     Arena *a = arena_new();
     f.ops = arena_calloc(a, (size_t)f.n + 1, sizeof *f.ops);
     f.group = arena_calloc(a, (size_t)f.n + 1, sizeof *f.group);
     f.prev = arena_calloc(a, (size_t)f.n + 1, sizeof *f.prev);
     f.anchor = arena_calloc(a, (size_t)f.n + 1, sizeof *f.anchor);
-    f.members = arena_calloc(a, (size_t)f.n + 1, sizeof *f.members);
+    f.sides = arena_calloc(a, (size_t)f.n + 1, sizeof *f.sides);
     f.row = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row);
     f.rows = arena_calloc(a, (size_t)f.n + 1, sizeof *f.rows);
     f.row_why = arena_calloc(a, (size_t)f.n + 1, sizeof *f.row_why);
@@ -299,7 +298,7 @@ bool pass_fuse(IrModule *m, PassContext *ctx) {
     bool any = false;
     for (Func *g = m->first; g; g = g->next)
         if (g->kind == FUNC_GRAPH) {
-            graph_fuse_wgmma(g, ctx->diag, ctx->remarks, ctx->wgmma);
+            graph_fuse_for(g, ctx->diag, ctx->remarks, ctx->target, ctx->wgmma);
             any = true;
         }
     return any;

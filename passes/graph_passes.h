@@ -12,10 +12,8 @@
 #include <stdbool.h>
 #include "../ir/ir.h"
 #include "../support/diag.h"
+#include "../support/targets.h"
 
-/* A group may hold at most this many pointwise consumers after its anchor (register pressure:
- * docs/passes/fuse.md says why 8). */
-#define FUSE_MAX_CONSUMERS 8
 /* The elementwise std kernel (std_unary, for unary, binary and map ops) views tensors at this rank; above
  * it the lowering collapses a tensor to one dim (lang/std/elementwise.tile). */
 #define GRAPH_ELEMWISE_RANK 6
@@ -29,9 +27,9 @@ int graph_fold_bn(Func *g, DiagEngine *d, bool remarks);
 /* fuse on graph g: sets the int attribute `group` on every op of g (replacing any earlier one) and
  * reports every fusion taken or refused. Returns the number of kernels (see graph_kernel_count). */
 int graph_fuse(Func *g, DiagEngine *d, bool remarks);
-
-/* fuse with --wgmma known: then an f16/bf16 conv2d or matmul takes no prologue (fuse_prologue.c). */
-int graph_fuse_wgmma(Func *g, DiagEngine *d, bool remarks, bool wgmma);
+/* graph_fuse with the register budget of target t (NULL: tgt_default(); passes/fuse_cost.h), and with
+ * --wgmma known: then an f16/bf16 conv2d or matmul takes no prologue (fuse_prologue.c). */
+int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *t, bool wgmma);
 
 /* Prologues (fuse_prologue.c, docs/passes/fuse.md "Prologues"): a group that is a pointwise chain
  * chain[0..n) (block order, each member reading the previous one's result) joins the group of consumer c

@@ -1,0 +1,74 @@
+/* The fusion cost model (passes/fuse_cost.h, docs/passes/fuse.md "Cost model").
+ *
+ * What costs registers in a fused epilogue is its side inputs: each is a view parameter (a 64-bit base and
+ * one 64-bit stride per dim, which the generic-stride variant of every kernel keeps in registers) whose
+ * address is computed and value loaded per stored element. The chain's own values are computed in place:
+ * a member without a side input costs nothing measurable (conv2d + 8 unary members: the same registers as
+ * the conv alone), nor nearly does one that broadcasts along the tile (conv2d -> batch_norm with its four
+ * per-channel statistics -> relu -> add: 254 registers bf16, 210 f32 on sm_80, as the conv with 1 side
+ * input), which is counted as a quarter of a full one. The epilogue runs after the anchor's main loop, so its base is what stays live there
+ * (the accumulator, the store's indices and mask), not the main loop's peak.
+ *
+ * The figures below are CALIBRATED, not derived: ptxas -v (CUDA 12, sm_80, the generic-stride variant,
+ * which is the worst of both variants and both targets) on the anchor's default configuration with 4, 5,
+ * 8 and 12 side inputs added one `add` each, f32 and bf16 (docs/passes/fuse.md lists the measurements).
+ * Each row's base and per-side cost are chosen so that every chain the model accepts compiled with 0 bytes
+ * of spills, and the first chain it refuses is the first one that spilled where one did (conv2d: the 5th
+ * side input; the elementwise kernel: between the 8th and the 12th); tests/lit/fuse/cost.test re-checks this with
+ * ptxas. A std kernel not in the table gets the elementwise row (the most registers per view measured). */
+#include "fuse_cost.h"
+#include <string.h>
+#include "../ir/graph_kinds.h"
+
+typedef struct CostRow {
+    const char *kernel;
+    int base, per_side;
+} CostRow;
+
+static const CostRow rows[] = {
+    /* conv2d: 4 side inputs fit (254 registers bf16, 223 f32 on sm_80), the 5th spills (16 and 28 bytes). */
+    {"std_conv2d", 214, 10},
+    /* matmul: 12 side inputs use 139-140 registers. */
+    {"std_matmul", 90, 8},
+    /* max/avg pool: 12 side inputs use 128-168 registers. */
+    {"std_pool2d", 100, 8},
+    /* softmax (a store per chunk of the line): 12 side inputs use 247 registers, 8 use 186. */
+    {"std_softmax", 70, 15},
+    /* reduce (one scalar store per program): 12 side inputs use 48 registers. */
+    {"std_reduce", 40, 2},
+    /* elementwise (rank-6 views, 8 elements per thread; measured on the two-operand elementwise kernel that
+     * binary ops had then, whose second operand is now std_unary's first side input): 8 side inputs use
+     * 254 registers, 12 spill. */
+    {"std_unary", 190, 8},
+};
+static const CostRow elementwise = {"std_unary", 190, 8};
+
+/* Elements of tensor type t, with every symbolic dim counted as 2 (only "fewer than" matters here:
+ * a broadcast side input has a 1 or a missing dim where the chain value has its dim). */
+static double elems(const Type *t) {
+    double n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i] >= 0 ? (double)t->dims[i] : 2.0;
+    return n;
+}
+
+int fuse_cost_sides(const Op *c, const Value *chain) {
+    int q = 0;
+    for (int i = 0; i < c->num_operands; i++) {
+        const Value *s = c->operands[i];
+        if (s == chain || s->type->kind != TY_TENSOR || chain->type->kind != TY_TENSOR) continue;
+        q += s->type->rank == chain->type->rank && elems(s->type) >= elems(chain->type) ? 4 : 1;
+    }
+    return q;
+}
+
+FuseCost fuse_cost_estimate(const Op *anchor, int quarters, const TgtTarget *t) {
+    const char *std = graph_op_std(anchor->kind);
+    const CostRow *row = &elementwise;
+    for (size_t i = 0; std && i < sizeof rows / sizeof *rows; i++)
+        if (!strcmp(rows[i].kernel, std)) row = &rows[i];
+    if (!t || t->regs_per_thread <= 0) t = tgt_default(); /* the emulator's row has no register file */
+    FuseCost c = {.kernel = std ? std : "a kernel", .base = row->base, .per_side = row->per_side,
+                  .side_regs = (row->per_side * quarters + 3) / 4, .budget = t->regs_per_thread, .target = t->name};
+    c.regs = c.base + c.side_regs;
+    return c;
+}
