@@ -58,6 +58,7 @@ struct Cg {
     int64_t smem_bytes;           /* smem_persist + max over smem_uses: scratch users share one region,
                                      separated by barriers */
     PtrMap local_bufs;            /* local_alloc result Value* -> CgLocalBuf* (lower_async.c) */
+    PtrMap wg_groups;             /* dot {async} Op* -> its wgmma group's registers (lower_dot_wgmma.c) */
     PtrVec smem_uses;             /* CgSmemUse* */
     PtrMap vals;                  /* Value* -> CgVal* */
     AxisInfo *ax;                 /* contiguity/divisibility facts of this kernel */
@@ -251,6 +252,7 @@ bool cg_lower_memory(Cg *cg, Op *op);      /* LOAD STORE ATOMIC_ADD VIEW_LOAD VI
 bool cg_lower_control(Cg *cg, Op *op);     /* FOR IF YIELD RETURN */
 bool cg_lower_reduce(Cg *cg, Op *op);      /* REDUCE */
 bool cg_lower_dot(Cg *cg, Op *op);         /* DOT */
+bool cg_lower_dot_wait(Cg *cg, Op *op);    /* DOT_WAIT (lower_dot_wgmma.c) */
 bool cg_lower_convert(Cg *cg, Op *op);     /* CONVERT_LAYOUT RESHAPE BARRIER */
 bool cg_lower_print(Cg *cg, Op *op);       /* PRINT (lower_print.c) */
 bool cg_lower_scratch(Cg *cg, Op *op);     /* LOCAL_GATHER LOCAL_SCATTER (lower_scratch.c) */

@@ -21,12 +21,27 @@
  * wgmma.fence, the K/16 x S x (N/Ni) instructions (chained in place from one k16 step to the
  * next), commit_group and wait_group 0 (the target hooks wgmma_fence, wgmma, wgmma_commit,
  * wgmma_wait: the emulator checks their order and the chains, emu_wgmma.c).
- * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier. */
+ * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier.
+ *
+ * A dot {async = true} (passes/wgmma_async.c: one group in flight across the iterations of its
+ * loop) stops after the commit: its results are the registers still in flight, and the group's
+ * instructions, their accumulator registers and tokens are kept (cg->wg_groups) for the DOT_WAIT
+ * ops that complete it: inside the loop `dot_wait {pending = 1}` ties them through
+ * wgmma.wait_group 1 into the next iteration's chain, after the loop `dot_wait {pending = 0}` hands
+ * them to ordinary instructions. */
 #include <string.h>
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
+
+/* The registers of an async dot's group: instruction j's accumulators are the dot result's
+ * registers reg[j*per_inst .. +per_inst), its token tok[j] (backend/target.h wgmma). */
+typedef struct WgGroup {
+    int ninst, per_inst;
+    LLVMValueRef *tok;
+    int *reg;
+} WgGroup;
 
 typedef struct WgOperands {
     LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices, or
@@ -201,8 +216,69 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
             }
     }
     cg->hooks->wgmma_commit(cg);
+    const Attr *async = ir_op_attr(op, "async");
+    if (async && async->kind == ATTR_BOOL && async->i) {
+        /* in flight: the dot_wait ops of this group find it here */
+        WgGroup *g = arena_alloc(cg->arena, sizeof *g);
+        *g = (WgGroup){ninst, h, tok, reg};
+        ptrmap_put(&cg->wg_groups, op, g);
+        cg_set(cg, &op->results[0], next, nregs);
+        return true;
+    }
     cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);
     for (int i = 0; i < ninst * h; i++) next[reg[i]] = d[i];
     cg_set(cg, &op->results[0], next, nregs);
+    return true;
+}
+
+/* The async dot whose group v's registers belong to: v is its result, a dot_wait of it, or a loop
+ * value (result or block argument of a for) that its yield carries. NULL when none (depth bounds
+ * the walk). */
+static const Op *group_dot(Value *v, int depth) {
+    if (!v || depth > 8) return NULL;
+    Op *d = v->def;
+    if (!d) {
+        Region *r = v->owner ? v->owner->parent : NULL;
+        Op *loop = r ? r->parent_op : NULL;
+        Block *body = loop && loop->kind == OP_FOR ? loop->regions[0].block : NULL;
+        Op *y = body ? body->last : NULL;
+        if (!y || y->kind != OP_YIELD || v->index < 1 || v->index - 1 >= y->num_operands) return NULL;
+        return group_dot(y->operands[v->index - 1], depth + 1);
+    }
+    if (d->kind == OP_DOT) return d;
+    if (d->kind == OP_DOT_WAIT) return group_dot(d->operands[0], depth + 1);
+    if (d->kind == OP_FOR) {
+        Op *y = d->regions[0].block->last;
+        if (!y || y->kind != OP_YIELD || v->index >= y->num_operands) return NULL;
+        return group_dot(y->operands[v->index], depth + 1);
+    }
+    return NULL;
+}
+
+/* dot_wait %acc {pending = N}: wgmma.wait_group N with acc's registers tied through it (NVPTX: no
+ * read moves above it; host: the emulator's registers reloaded). A value no async dot wrote (the
+ * init of a loop that ran no iteration passes through its dot_wait): the wait alone. */
+bool cg_lower_dot_wait(Cg *cg, Op *op) {
+    if (!cg->hooks->wgmma_wait) {
+        cg_error(cg, op, "'dot_wait' needs a target with wgmma (--mcpu=sm_90a, or the host's emulator)");
+        return false;
+    }
+    int pending = (int)ir_op_attr_int(op, "pending", 0);
+    CgVal *v = cg_get(cg, op->operands[0]);
+    const Op *dot = group_dot(op->operands[0], 0);
+    const WgGroup *g = dot ? ptrmap_get(&cg->wg_groups, dot) : NULL;
+    LLVMValueRef *out = arena_calloc(cg->arena, (size_t)(v->n > 0 ? v->n : 1), sizeof *out);
+    memcpy(out, v->regs, (size_t)v->n * sizeof *out);
+    if (!g || g->ninst * g->per_inst > v->n) {
+        cg->hooks->wgmma_wait(cg, pending, 0, NULL, 0, NULL);
+        cg_set(cg, &op->results[0], out, v->n);
+        return true;
+    }
+    int n = g->ninst * g->per_inst;
+    LLVMValueRef *vals = arena_calloc(cg->arena, (size_t)n, sizeof *vals);
+    for (int i = 0; i < n; i++) vals[i] = out[g->reg[i]];
+    cg->hooks->wgmma_wait(cg, pending, g->ninst, g->tok, g->per_inst, vals);
+    for (int i = 0; i < n; i++) out[g->reg[i]] = vals[i];
+    cg_set(cg, &op->results[0], out, v->n);
     return true;
 }

@@ -368,8 +368,14 @@ static void host_wgmma_fence(Cg *cg) { call(cg, "tl_emu_wgmma_fence", cg->t_void
 
 static void host_wgmma_commit(Cg *cg) { call(cg, "tl_emu_wgmma_commit", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
 
+/* The registers go back into their buffers first: what the program holds is what the registers
+ * hold (a group in flight: the poison it read after the issue; a loop that ran no iteration: its
+ * init), then the wait completes groups into the buffers, which are reloaded. */
 static void host_wgmma_wait(Cg *cg, int pending, int ninst, const LLVMValueRef *tokens, int per_inst,
                             LLVMValueRef *vals) {
+    for (int j = 0; j < ninst; j++)
+        for (int i = 0; i < per_inst; i++)
+            LLVMBuildStore(cg->b, vals[j * per_inst + i], elem_ptr(cg, cg->t_f32, tokens[j], i));
     LLVMValueRef a = i32c(cg, (uint64_t)pending);
     call(cg, "tl_emu_wgmma_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
     for (int j = 0; j < ninst; j++)
