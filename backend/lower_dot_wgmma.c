@@ -44,9 +44,11 @@ typedef struct WgGroup {
 } WgGroup;
 
 typedef struct WgOperands {
-    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices, or
-                           B's swizzled stage (b_swizzle) */
+    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart), or A's K-major
+                           stage (a_swizzle); B's core matrices, or B's swizzled stage (b_swizzle) */
     int64_t a_stride;
+    int a_swizzle;      /* 0: A through registers (ldmatrix); 32/64/128: read by descriptor, K-major,
+                           rows of a_swizzle bytes in the instructions' order ({nvmma_row_warps}) */
     int b_swizzle;      /* 0: B staged K-major; 32/64/128: read in place, MN-major swizzled */
 } WgOperands;
 
@@ -111,10 +113,18 @@ static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
     LLVMValueRef b_src = NULL;
     int64_t b_stride = 0;
     bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &o->a, &o->a_stride);
-    o->b_swizzle = 0;
-    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle);
+    o->a_swizzle = o->b_swizzle = 0;
+    int b_rows = -1, a_rows = -1;
+    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle, &b_rows) && b_rows == 0;
+    if (!swz_b) o->b_swizzle = 0;
+    /* A by descriptor: its stage holds the rows permuted for this kernel's warps */
+    LLVMValueRef a_stage;
+    int a_sw = 0;
+    if (swz_b && cg_dot_operand_swizzled(cg, op->operands[0], &a_stage, &a_sw, &a_rows) && a_rows == cg->num_warps &&
+        a_sw == 2 * K && !in_a) /* rows of 2K bytes: one swizzle width */
+        o->a = a_stage, o->a_swizzle = a_sw, in_a = true;
     bool in_b = !swz_b && cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
-    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced B) */
+    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced them) */
     int64_t sa = K + 8; /* 2-byte elements: 16 bytes of padding per row */
     int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = swz_b ? 0 : K * N * 2;
     int64_t boff = (abytes + 15) & ~(int64_t)15;
@@ -160,6 +170,16 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         return false;
     }
     int S = rc.regs[0] / 2, chunks = (int)(N / ni);
+    /* A by descriptor (K-major, swizzle = its row bytes): SBO = 8 rows, LBO unused (0); instruction
+     * (s, warpgroup G) reads the 64 rows from (s W/4 + G) 64 on, k16 step t 32 bytes into them */
+    uint64_t desc_a = 0;
+    if (o.a_swizzle && !dot_wgmma_desc(0, 8LL * o.a_swizzle, dot_wgmma_swizzle_mode(o.a_swizzle), &desc_a)) {
+        cg_error(cg, op, "internal error: wgmma A descriptor for %d-byte rows", o.a_swizzle);
+        return false;
+    }
+    LLVMValueRef a_group = o.a_swizzle ? LLVMBuildMul(B, LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), ""),
+                                                      cg_i32(cg, 64LL * o.a_swizzle), "")
+                                       : NULL;
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
      * our j0 = 2s+1; bit 1: k 8..15). Our row (2s + bit0)*8W + 8 w0 + l%8; w0 = the warp (wpc[1] = 1). */
@@ -183,7 +203,7 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
      * back. K is BLOCK_K (a constant): straight-line code. */
     int steps = (int)(K / 16), ninst = S * chunks, h = ni / 2;
     LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)steps * (size_t)S, sizeof *fa);
-    for (int t = 0; t < steps; t++)
+    for (int t = 0; t < steps && !o.a_swizzle; t++)
         for (int s = 0; s < S; s++)
             cg->hooks->ldmatrix(cg, 4, false,
                                 LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], cg_i32(cg, 16 * t), "")},
@@ -210,8 +230,12 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                 LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
                 for (int i = 0; i < h; i++) dj[i] = next[reg[j0 * h + i]];
                 int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
-                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk));
-                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[t * S + s], bptr, desc, sw != 0, dj, t ? tok[j0] : NULL);
+                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk)), aptr = NULL;
+                if (o.a_swizzle)
+                    aptr = byte_gep(cg, o.a, LLVMBuildAdd(B, a_group,
+                                                          cg_i32(cg, (int64_t)s * (W / 4) * 64 * o.a_swizzle + 32LL * t), ""));
+                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, o.a_swizzle ? NULL : fa[t * S + s], aptr, desc_a, bptr,
+                                           desc, sw != 0, dj, t ? tok[j0] : NULL);
                 for (int i = 0; i < h; i++) next[reg[j0 * h + i]] = dj[i];
             }
     }

@@ -231,7 +231,7 @@ static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, i
                                      bool *uses_wgmma);
 /* Whether the last compile_matmul_as read B in place (passes/wgmma_operands.c), and kept one wgmma
  * group in flight across the loop's iterations (passes/wgmma_async.c: a wgmma.wait_group 1). */
-static bool last_b_in_place, last_in_flight;
+static bool last_b_in_place, last_in_flight, last_a_by_desc;
 
 /* Whether every tl_emu_wgmma call of the LLVM text passes trans_b = 1 (B MN-major: read in place). */
 static bool calls_with_trans_b(const char *ll) {
@@ -326,6 +326,12 @@ static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, i
     /* B read in place from its swizzled cp.async stage: no copy loop, the trans-b form */
     last_b_in_place = *uses_wgmma && calls_with_trans_b(out);
     last_in_flight = *uses_wgmma && strstr(out, "@tl_emu_wgmma_wait(i32 1)") != NULL;
+    /* A by descriptor (K-major stage, rows permuted): every wgmma passes no A registers */
+    last_a_by_desc = *uses_wgmma;
+    for (const char *p = strstr(out, "call void @tl_emu_wgmma("); p; p = strstr(p + 1, "call void @tl_emu_wgmma(")) {
+        const char *end = strchr(p, '\n'), *null = strstr(p, ", ptr null, ");
+        if (!null || (end && null > end)) last_a_by_desc = false;
+    }
     /* the asynchrony written out: fence, commit, wait, and the proxy fence (emu_wgmma.c checks them) */
     if (*uses_wgmma)
         CHECK(strstr(out, "@tl_emu_wgmma_fence(") && strstr(out, "@tl_emu_wgmma_commit(") &&
@@ -391,10 +397,11 @@ static void test_gemms(void) {
          * and one group in flight across the k-steps */
         CHECK(last_b_in_place == (g->stages != 1));
         CHECK(last_in_flight == (g->stages != 1));
+        CHECK(last_a_by_desc == (g->stages != 1)); /* BLOCK_K 16, 32, 64: rows of 32, 64, 128 bytes */
         if (!m) continue;
         char what[96];
         snprintf(what, sizeof what, "wgmma %dx%dx%d %dw %s", g->bm, g->bn, g->bk, g->warps,
-                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, B in place swizzled");
+                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, A and B by descriptor");
         /* masks everywhere: sizes no tile divides, padded rows; then exact multiples */
         check_gemm(m, g->dt, g->bm, g->bn, g->bm + 37, g->bn + 5, 3 * g->bk + 7, 3 * g->bk + 9, g->bn + 11, g->bn + 7,
                    what);
