@@ -177,9 +177,9 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         cg_error(cg, op, "internal error: wgmma A descriptor for %d-byte rows", o.a_swizzle);
         return false;
     }
-    LLVMValueRef a_group = o.a_swizzle ? LLVMBuildMul(B, LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), ""),
-                                                      cg_i32(cg, 64LL * o.a_swizzle), "")
-                                       : NULL;
+    LLVMValueRef a_base = o.a_swizzle ? byte_gep(cg, o.a, LLVMBuildMul(B, LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), ""),
+                                                                        cg_i32(cg, 64LL * o.a_swizzle), ""))
+                                      : NULL;
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
      * our j0 = 2s+1; bit 1: k 8..15). Our row (2s + bit0)*8W + 8 w0 + l%8; w0 = the warp (wpc[1] = 1). */
@@ -230,12 +230,9 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                 LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
                 for (int i = 0; i < h; i++) dj[i] = next[reg[j0 * h + i]];
                 int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
-                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk)), aptr = NULL;
-                if (o.a_swizzle)
-                    aptr = byte_gep(cg, o.a, LLVMBuildAdd(B, a_group,
-                                                          cg_i32(cg, (int64_t)s * (W / 4) * 64 * o.a_swizzle + 32LL * t), ""));
-                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, o.a_swizzle ? NULL : fa[t * S + s], aptr, desc_a, bptr,
-                                           desc, sw != 0, dj, t ? tok[j0] : NULL);
+                int64_t a_at = (int64_t)s * (W / 4) * 64 * o.a_swizzle + 32LL * t;
+                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, o.a_swizzle ? NULL : fa[t * S + s], a_base, a_at, desc_a,
+                                           o.b, kbytes + chunk, desc, sw != 0, dj, t ? tok[j0] : NULL);
                 for (int i = 0; i < h; i++) next[reg[j0 * h + i]] = dj[i];
             }
     }

@@ -354,8 +354,9 @@ static LLVMValueRef host_desc(Cg *cg, LLVMValueRef smem, uint64_t rest) {
     return LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, rest, 0), "wgmma.desc");
 }
 
-static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef a_smem, uint64_t desc_a,
-                               LLVMValueRef b_smem, uint64_t desc_b, bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
+static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef a_smem, int64_t a_off,
+                               uint64_t desc_a, LLVMValueRef b_smem, int64_t b_off, uint64_t desc_b, bool trans_b,
+                               LLVMValueRef *d, LLVMValueRef chain) {
     LLVMBuilderRef B = cg->b;
     LLVMValueRef pd = chain ? chain : entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
     LLVMValueRef pa = LLVMConstNull(ptr0(cg)), da = LLVMConstInt(cg->t_i64, 0, 0);
@@ -363,10 +364,11 @@ static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMV
         pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
         for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
     } else {
-        da = host_desc(cg, a_smem, desc_a);
+        da = host_desc(cg, LLVMBuildGEP2(B, cg->t_i8, a_smem, (LLVMValueRef[]){i32c(cg, (uint64_t)a_off)}, 1, ""), desc_a);
     }
     for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));
-    LLVMValueRef desc = host_desc(cg, b_smem, desc_b);
+    LLVMValueRef desc =
+        host_desc(cg, LLVMBuildGEP2(B, cg->t_i8, b_smem, (LLVMValueRef[]){i32c(cg, (uint64_t)b_off)}, 1, ""), desc_b);
     LLVMTypeRef ps[9] = {cg->t_i32, cg->t_i32, ptr0(cg), cg->t_i64, cg->t_i64, ptr0(cg), cg->t_i32, cg->t_i32, cg->t_i32};
     LLVMValueRef as[9] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, da, desc, pd,
                           i32c(cg, 1), i32c(cg, 0), i32c(cg, trans_b)};
