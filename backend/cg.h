@@ -58,6 +58,7 @@ struct Cg {
     int64_t smem_bytes;           /* smem_persist + max over smem_uses: scratch users share one region,
                                      separated by barriers */
     PtrMap local_bufs;            /* local_alloc result Value* -> CgLocalBuf* (lower_async.c) */
+    PtrMap wg_groups;             /* dot {async} Op* -> its wgmma group's registers (lower_dot_wgmma.c) */
     PtrVec smem_uses;             /* CgSmemUse* */
     PtrMap vals;                  /* Value* -> CgVal* */
     AxisInfo *ax;                 /* contiguity/divisibility facts of this kernel */
@@ -163,6 +164,8 @@ typedef struct CgLocalBuf {
     SmemSwizzle swz;         /* {swizzle = [..]} of the last two dims (ir/smem_swizzle.h); vec 0: none */
     int nvmma;               /* 0: row-major with stride; 32/64/128: the wgmma MN-major swizzled layout of a
                                 [S, R, C] buffer ({nvmma_swizzle = W}: lower_async.c swizzled_ptr) */
+    int row_warps;           /* {nvmma_row_warps = NW}: K-major (rows of W bytes), rows permuted into the
+                                order wgmma instructions read them for NW warps; 0: none */
 } CgLocalBuf;
 /* Lays out every local_alloc of the kernel (called once, in the entry block, after cg->smem_base is
  * set): fills cg->local_bufs and cg->smem_persist, sets cg->smem to the scratch region. False after
@@ -216,9 +219,11 @@ bool cg_dot_operand_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stri
 LLVMValueRef cg_swizzle_col(Cg *cg, const SmemSwizzle *s, LLVMValueRef row, LLVMValueRef col);
 /* Whether the dot operand v ([R, C], 16-bit elements) is a local_load of a buffer in the swizzled
  * layout ({nvmma_swizzle = W} on its local_alloc, passes/wgmma_operands.c): *stage receives the loaded
- * stage's base (ptr addrspace(3), 8W-aligned), *swizzle W. Element (r, c) of the stage is at byte
- * (2c / W) * R W + r W + 2c % W, then bits [4, 4 + log2(W/16)) XORed with bits [7, ...). */
-bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle);
+ * stage's base (ptr addrspace(3), 8W-aligned), *swizzle W, *row_warps (when non-NULL) the buffer's
+ * nvmma_row_warps (0: none). Element (r, c) of the stage is at byte (2c / W) * R W + P(r) W + 2c % W,
+ * then bits [4, 4 + log2(W/16)) XORed with bits [7, ...); P(r) = r, or with row_warps NW the row
+ * permutation of lower_async.c permuted_row (then 2C = W: one row per swizzle width, K-major). */
+bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle, int *row_warps);
 
 /* The K loop of the dot lowerings: k = 0, step, 2*step, ... < end (i32), carrying n accumulator
  * registers of type t. cg_acc_loop_begin opens it at the builder's position: L->k is the induction
@@ -251,6 +256,7 @@ bool cg_lower_memory(Cg *cg, Op *op);      /* LOAD STORE ATOMIC_ADD VIEW_LOAD VI
 bool cg_lower_control(Cg *cg, Op *op);     /* FOR IF YIELD RETURN */
 bool cg_lower_reduce(Cg *cg, Op *op);      /* REDUCE */
 bool cg_lower_dot(Cg *cg, Op *op);         /* DOT */
+bool cg_lower_dot_wait(Cg *cg, Op *op);    /* DOT_WAIT (lower_dot_wgmma.c) */
 bool cg_lower_convert(Cg *cg, Op *op);     /* CONVERT_LAYOUT RESHAPE BARRIER */
 bool cg_lower_print(Cg *cg, Op *op);       /* PRINT (lower_print.c) */
 bool cg_lower_scratch(Cg *cg, Op *op);     /* LOCAL_GATHER LOCAL_SCATTER (lower_scratch.c) */

@@ -72,6 +72,7 @@ static bool lower_op(Cg *cg, Op *op) {
     case OP_LOCAL_ALLOC: case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT:
         return cg_lower_async(cg, op);
+    case OP_DOT_WAIT: return cg_lower_dot_wait(cg, op);
     default: return reject(cg, op);
     }
 }
@@ -281,6 +282,7 @@ bool cg_kernel(BeLLVM *llvm, IrModule *m, Func *kernel, const BeOptions *opt, Di
     ptrmap_free(&cg.vals);
     ptrvec_free(&cg.smem_uses);
     ptrmap_free(&cg.local_bufs);
+    ptrmap_free(&cg.wg_groups);
     arena_free(cg.arena);
     return ok;
 }

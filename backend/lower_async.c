@@ -85,6 +85,15 @@ static void place_alloc(Op *op, void *vctx) {
             return;
         }
         lb->nvmma = (int)swz;
+        int64_t rw = ir_op_attr_int(op, "nvmma_row_warps", 0);
+        if (rw && (rw < 4 || rw > 32 || rw % 4 || t->dims[1] % (16 * rw) || t->dims[2] * eb != swz)) {
+            cg_error(cg, op, "'local_alloc' of %s: attribute 'nvmma_row_warps' = %lld needs a multiple of 4 warps up "
+                     "to 32, rows a multiple of 16 per warp and rows of exactly the swizzle's bytes",
+                     ir_type_str(cg->ir, t), (long long)rw);
+            lc->ok = false;
+            return;
+        }
+        lb->row_warps = (int)rw;
         cg->smem_persist = (cg->smem_persist + 8 * swz - 1) & ~(8 * swz - 1);
         if (cg->smem_align < 8 * swz) cg->smem_align = 8 * swz;
     }
@@ -204,11 +213,28 @@ static LLVMValueRef elem_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, LL
     return LLVMBuildGEP2(cg->b, lb->et, base, &off, 1, "");
 }
 
+/* The stored row of tile row `row` (i32) of a {nvmma_row_warps = NW} buffer: row R = (2s + h) 8 NW +
+ * 8 w0 + r (w0 = 4 G + w) is row 16 w + 8 h + r of instruction (s, G), which reads the 64 rows
+ * ((s NG + G) 64 ..) (NG = NW / 4 warpgroups; lower_dot_wgmma.c). */
+static LLVMValueRef permuted_row(Cg *cg, int NW, LLVMValueRef row) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef q = LLVMBuildLShr(B, row, cg_i32(cg, 3), ""), r = LLVMBuildAnd(B, row, cg_i32(cg, 7), "");
+    LLVMValueRef j0 = LLVMBuildUDiv(B, q, cg_i32(cg, NW), ""), w0 = LLVMBuildURem(B, q, cg_i32(cg, NW), "");
+    LLVMValueRef s = LLVMBuildLShr(B, j0, cg_i32(cg, 1), ""), h = LLVMBuildAnd(B, j0, cg_i32(cg, 1), "");
+    LLVMValueRef G = LLVMBuildLShr(B, w0, cg_i32(cg, 2), ""), w = LLVMBuildAnd(B, w0, cg_i32(cg, 3), "");
+    LLVMValueRef blk = LLVMBuildAdd(B, LLVMBuildMul(B, s, cg_i32(cg, NW / 4), ""), G, "");
+    LLVMValueRef grp = LLVMBuildAdd(B, LLVMBuildAdd(B, LLVMBuildMul(B, blk, cg_i32(cg, 8), ""),
+                                                    LLVMBuildMul(B, w, cg_i32(cg, 2), ""), ""), h, "");
+    return LLVMBuildAdd(B, LLVMBuildMul(B, grp, cg_i32(cg, 8), ""), r, "perm.row");
+}
+
 /* Element (row, col) (i32) of a stage of a swizzled buffer (cg.h cg_dot_operand_swizzled): W-byte
- * rows grouped in column atoms of R rows, the 16-byte chunk bits XORed with the 128-byte row bits. */
+ * rows grouped in column atoms of R rows, the 16-byte chunk bits XORed with the 128-byte row bits;
+ * the rows permuted first in a {nvmma_row_warps} buffer. */
 static LLVMValueRef swizzled_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef stage, LLVMValueRef row, LLVMValueRef col) {
     LLVMBuilderRef B = cg->b;
     int64_t W = lb->nvmma, R = lb->stride[0] / lb->stride[1];
+    if (lb->row_warps) row = permuted_row(cg, lb->row_warps, row);
     LLVMValueRef cb = LLVMBuildMul(B, col, cg_i32(cg, 2), "");
     LLVMValueRef atom = LLVMBuildMul(B, LLVMBuildUDiv(B, cb, cg_i32(cg, W), ""), cg_i32(cg, R * W), "");
     LLVMValueRef off = LLVMBuildAdd(B, LLVMBuildAdd(B, atom, LLVMBuildMul(B, row, cg_i32(cg, W), ""), ""),
@@ -466,12 +492,13 @@ bool cg_dot_operand_in_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_s
     return true;
 }
 
-bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle) {
+bool cg_dot_operand_swizzled(Cg *cg, Value *v, LLVMValueRef *stage, int *swizzle, int *row_warps) {
     Op *ld = v ? v->def : NULL;
     if (!ld || ld->kind != OP_LOCAL_LOAD || v->type->kind != TY_TILE || v->type->rank != 2) return false;
     const CgLocalBuf *lb = ptrmap_get(&cg->local_bufs, ld->operands[0]);
     if (!lb || !lb->nvmma || ld->num_operands != 2 || lb->rank != 3) return false;
     *stage = elem_ptr(cg, lb, lb->base, lead_offset(cg, ld, lb, 1, 1));
     *swizzle = lb->nvmma;
+    if (row_warps) *row_warps = lb->row_warps;
     return true;
 }

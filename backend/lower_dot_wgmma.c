@@ -21,17 +21,34 @@
  * wgmma.fence, the K/16 x S x (N/Ni) instructions (chained in place from one k16 step to the
  * next), commit_group and wait_group 0 (the target hooks wgmma_fence, wgmma, wgmma_commit,
  * wgmma_wait: the emulator checks their order and the chains, emu_wgmma.c).
- * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier. */
+ * The staged B is published to wgmma's async proxy by fence.proxy.async before the barrier.
+ *
+ * A dot {async = true} (passes/wgmma_async.c: one group in flight across the iterations of its
+ * loop) stops after the commit: its results are the registers still in flight, and the group's
+ * instructions, their accumulator registers and tokens are kept (cg->wg_groups) for the DOT_WAIT
+ * ops that complete it: inside the loop `dot_wait {pending = 1}` ties them through
+ * wgmma.wait_group 1 into the next iteration's chain, after the loop `dot_wait {pending = 0}` hands
+ * them to ordinary instructions. */
 #include <string.h>
 #include "lower_dot_mma.h"
 #include "lower_dot_wgmma.h"
 
 enum { CORE_BYTES = 128 }; /* one 8 x 16-byte core matrix */
 
+/* The registers of an async dot's group: instruction j's accumulators are the dot result's
+ * registers reg[j*per_inst .. +per_inst), its token tok[j] (backend/target.h wgmma). */
+typedef struct WgGroup {
+    int ninst, per_inst;
+    LLVMValueRef *tok;
+    int *reg;
+} WgGroup;
+
 typedef struct WgOperands {
-    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart); B's core matrices, or
-                           B's swizzled stage (b_swizzle) */
+    LLVMValueRef a, b;  /* ptr addrspace(3): a[0][0] (rows a_stride elements apart), or A's K-major
+                           stage (a_swizzle); B's core matrices, or B's swizzled stage (b_swizzle) */
     int64_t a_stride;
+    int a_swizzle;      /* 0: A through registers (ldmatrix); 32/64/128: read by descriptor, K-major,
+                           rows of a_swizzle bytes in the instructions' order ({nvmma_row_warps}) */
     int b_swizzle;      /* 0: B staged K-major; 32/64/128: read in place, MN-major swizzled */
 } WgOperands;
 
@@ -96,10 +113,18 @@ static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, WgOperands *o) {
     LLVMValueRef b_src = NULL;
     int64_t b_stride = 0;
     bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &o->a, &o->a_stride);
-    o->b_swizzle = 0;
-    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle);
+    o->a_swizzle = o->b_swizzle = 0;
+    int b_rows = -1, a_rows = -1;
+    bool swz_b = cg_dot_operand_swizzled(cg, op->operands[1], &o->b, &o->b_swizzle, &b_rows) && b_rows == 0;
+    if (!swz_b) o->b_swizzle = 0;
+    /* A by descriptor: its stage holds the rows permuted for this kernel's warps */
+    LLVMValueRef a_stage;
+    int a_sw = 0;
+    if (swz_b && cg_dot_operand_swizzled(cg, op->operands[0], &a_stage, &a_sw, &a_rows) && a_rows == cg->num_warps &&
+        a_sw == 2 * K && !in_a) /* rows of 2K bytes: one swizzle width */
+        o->a = a_stage, o->a_swizzle = a_sw, in_a = true;
     bool in_b = !swz_b && cg_dot_operand_in_smem(cg, op->operands[1], &b_src, &b_stride);
-    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced B) */
+    if (swz_b && in_a) return true; /* both in place: nothing to stage (the cp.async wait fenced them) */
     int64_t sa = K + 8; /* 2-byte elements: 16 bytes of padding per row */
     int64_t abytes = in_a ? 0 : M * sa * 2, bbytes = swz_b ? 0 : K * N * 2;
     int64_t boff = (abytes + 15) & ~(int64_t)15;
@@ -145,6 +170,16 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         return false;
     }
     int S = rc.regs[0] / 2, chunks = (int)(N / ni);
+    /* A by descriptor (K-major, swizzle = its row bytes): SBO = 8 rows, LBO unused (0); instruction
+     * (s, warpgroup G) reads the 64 rows from (s W/4 + G) 64 on, k16 step t 32 bytes into them */
+    uint64_t desc_a = 0;
+    if (o.a_swizzle && !dot_wgmma_desc(0, 8LL * o.a_swizzle, dot_wgmma_swizzle_mode(o.a_swizzle), &desc_a)) {
+        cg_error(cg, op, "internal error: wgmma A descriptor for %d-byte rows", o.a_swizzle);
+        return false;
+    }
+    LLVMValueRef a_base = o.a_swizzle ? byte_gep(cg, o.a, LLVMBuildMul(B, LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), ""),
+                                                                        cg_i32(cg, 64LL * o.a_swizzle), ""))
+                                      : NULL;
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
      * our j0 = 2s+1; bit 1: k 8..15). Our row (2s + bit0)*8W + 8 w0 + l%8; w0 = the warp (wpc[1] = 1). */
@@ -168,7 +203,7 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
      * back. K is BLOCK_K (a constant): straight-line code. */
     int steps = (int)(K / 16), ninst = S * chunks, h = ni / 2;
     LLVMValueRef (*fa)[4] = arena_calloc(cg->arena, (size_t)steps * (size_t)S, sizeof *fa);
-    for (int t = 0; t < steps; t++)
+    for (int t = 0; t < steps && !o.a_swizzle; t++)
         for (int s = 0; s < S; s++)
             cg->hooks->ldmatrix(cg, 4, false,
                                 LLVMBuildGEP2(B, et, o.a, (LLVMValueRef[]){LLVMBuildAdd(B, a_off[s], cg_i32(cg, 16 * t), "")},
@@ -195,14 +230,76 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
                 LLVMValueRef *dj = d + (size_t)j0 * (size_t)h;
                 for (int i = 0; i < h; i++) dj[i] = next[reg[j0 * h + i]];
                 int64_t chunk = sw ? (int64_t)c * ni * 2 / sw * K * sw : (int64_t)c * (ni / 8) * 16 * K;
-                LLVMValueRef bptr = byte_gep(cg, o.b, cg_i32(cg, kbytes + chunk));
-                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, fa[t * S + s], bptr, desc, sw != 0, dj, t ? tok[j0] : NULL);
+                int64_t a_at = (int64_t)s * (W / 4) * 64 * o.a_swizzle + 32LL * t;
+                tok[j0] = cg->hooks->wgmma(cg, plan->kind, ni, o.a_swizzle ? NULL : fa[t * S + s], a_base, a_at, desc_a,
+                                           o.b, kbytes + chunk, desc, sw != 0, dj, t ? tok[j0] : NULL);
                 for (int i = 0; i < h; i++) next[reg[j0 * h + i]] = dj[i];
             }
     }
     cg->hooks->wgmma_commit(cg);
+    const Attr *async = ir_op_attr(op, "async");
+    if (async && async->kind == ATTR_BOOL && async->i) {
+        /* in flight: the dot_wait ops of this group find it here */
+        WgGroup *g = arena_alloc(cg->arena, sizeof *g);
+        *g = (WgGroup){ninst, h, tok, reg};
+        ptrmap_put(&cg->wg_groups, op, g);
+        cg_set(cg, &op->results[0], next, nregs);
+        return true;
+    }
     cg->hooks->wgmma_wait(cg, 0, ninst, tok, h, d);
     for (int i = 0; i < ninst * h; i++) next[reg[i]] = d[i];
     cg_set(cg, &op->results[0], next, nregs);
+    return true;
+}
+
+/* The async dot whose group v's registers belong to: v is its result, a dot_wait of it, or a loop
+ * value (result or block argument of a for) that its yield carries. NULL when none (depth bounds
+ * the walk). */
+static const Op *group_dot(Value *v, int depth) {
+    if (!v || depth > 8) return NULL;
+    Op *d = v->def;
+    if (!d) {
+        Region *r = v->owner ? v->owner->parent : NULL;
+        Op *loop = r ? r->parent_op : NULL;
+        Block *body = loop && loop->kind == OP_FOR ? loop->regions[0].block : NULL;
+        Op *y = body ? body->last : NULL;
+        if (!y || y->kind != OP_YIELD || v->index < 1 || v->index - 1 >= y->num_operands) return NULL;
+        return group_dot(y->operands[v->index - 1], depth + 1);
+    }
+    if (d->kind == OP_DOT) return d;
+    if (d->kind == OP_DOT_WAIT) return group_dot(d->operands[0], depth + 1);
+    if (d->kind == OP_FOR) {
+        Op *y = d->regions[0].block->last;
+        if (!y || y->kind != OP_YIELD || v->index >= y->num_operands) return NULL;
+        return group_dot(y->operands[v->index], depth + 1);
+    }
+    return NULL;
+}
+
+/* dot_wait %acc {pending = N}: wgmma.wait_group N with acc's registers tied through it (NVPTX: no
+ * read moves above it; host: the emulator's registers reloaded). A value no async dot wrote (the
+ * init of a loop that ran no iteration passes through its dot_wait): the wait alone. */
+bool cg_lower_dot_wait(Cg *cg, Op *op) {
+    if (!cg->hooks->wgmma_wait) {
+        cg_error(cg, op, "'dot_wait' needs a target with wgmma (--mcpu=sm_90a, or the host's emulator)");
+        return false;
+    }
+    int pending = (int)ir_op_attr_int(op, "pending", 0);
+    CgVal *v = cg_get(cg, op->operands[0]);
+    const Op *dot = group_dot(op->operands[0], 0);
+    const WgGroup *g = dot ? ptrmap_get(&cg->wg_groups, dot) : NULL;
+    LLVMValueRef *out = arena_calloc(cg->arena, (size_t)(v->n > 0 ? v->n : 1), sizeof *out);
+    memcpy(out, v->regs, (size_t)v->n * sizeof *out);
+    if (!g || g->ninst * g->per_inst > v->n) {
+        cg->hooks->wgmma_wait(cg, pending, 0, NULL, 0, NULL);
+        cg_set(cg, &op->results[0], out, v->n);
+        return true;
+    }
+    int n = g->ninst * g->per_inst;
+    LLVMValueRef *vals = arena_calloc(cg->arena, (size_t)n, sizeof *vals);
+    for (int i = 0; i < n; i++) vals[i] = out[g->reg[i]];
+    cg->hooks->wgmma_wait(cg, pending, g->ninst, g->tok, g->per_inst, vals);
+    for (int i = 0; i < n; i++) out[g->reg[i]] = vals[i];
+    cg_set(cg, &op->results[0], out, v->n);
     return true;
 }

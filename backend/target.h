@@ -181,17 +181,22 @@ typedef struct BeTargetHooks {
     void (*wgmma_fence)(Cg *cg);
     /* One wgmma.mma_async m64n{n}k16 (kind TL_MMA_F16 / TL_MMA_BF16, f32 accumulator, n = 8..256
      * step 8) with A from registers: a[4] i32, this warp's m16n8k16 A fragment of the instruction's
-     * rows 16(warp%4) .. +15; B from shared memory: b_smem (ptr addrspace(3)) is B's start address
-     * and desc_b the rest of its matrix descriptor (ir/dot_wgmma.h); the hook ORs in the start
-     * address field as the target defines it (NVPTX: the shared-space address; host: the offset
-     * into the CTA's shared memory); imm-trans-b = trans_b (B MN-major), scale-d 1. d[n/2] f32 holds
+     * rows 16(warp%4) .. +15; or, a == NULL, A from shared memory, K-major: its start address
+     * a_smem + a_off bytes and desc_a the rest of its descriptor (imm-trans-a 0); B from shared
+     * memory: b_smem (ptr addrspace(3)) + b_off bytes is B's start address and desc_b the rest of
+     * its matrix descriptor (ir/dot_wgmma.h); the hook ORs in the start address field as the target
+     * defines it (NVPTX: the shared-space address; host: the offset into the CTA's shared memory).
+     * The offsets are constants (multiples of 16) apart from the pointers, so that the descriptor of
+     * the pointer is formed once and each instruction adds off / 16 to it. imm-trans-b = trans_b
+     * (B MN-major), scale-d 1. d[n/2] f32 holds
      * the accumulator in and receives the instruction's (in-flight) results, which only
      * wgmma_wait makes readable. chain: the token of the wgmma still in flight whose results d
      * holds (the same accumulator registers, accumulated in place), NULL when d was written by
      * ordinary instructions. Returns a token that names these accumulator registers for wgmma_wait
      * and later chains (host: their buffer, chain's when given; NVPTX: NULL). */
-    LLVMValueRef (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                          bool trans_b, LLVMValueRef *d, LLVMValueRef chain);
+    LLVMValueRef (*wgmma)(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef a_smem, int64_t a_off,
+                          uint64_t desc_a, LLVMValueRef b_smem, int64_t b_off, uint64_t desc_b, bool trans_b,
+                          LLVMValueRef *d, LLVMValueRef chain);
     /* wgmma.commit_group.sync.aligned: the wgmma instructions since the last commit form a group. */
     void (*wgmma_commit)(Cg *cg);
     /* wgmma.wait_group.sync.aligned `pending`: every committed group but the `pending` most recent

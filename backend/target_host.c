@@ -337,26 +337,40 @@ static void host_cp_async_wait(Cg *cg, int n) {
     call(cg, "tl_emu_cp_async_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
 }
 
-/* tl_emu_wgmma(kind, n, a, 0, desc, d, 1, 0, trans_b). The descriptor's start address is, in the
+/* tl_emu_wgmma(kind, n, a, 0, desc, d, 1, 0, trans_b), or (A by descriptor) tl_emu_wgmma(kind, n,
+ * NULL, desc_a, desc, d, 1, 0, trans_b). The descriptor's start address is, in the
  * emulator, B's byte offset into the CTA's shared memory (cg->smem_base). The accumulators travel
  * through an entry alloca, [n/2 x float], of the call site or of the wgmma it chains on: the
  * emulator keeps writing it until the wait that completes the instruction, and a chain (the next
  * k16 step, or the same call site in a loop) reuses it, which is how the emulator recognises the
  * same registers. */
-static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                               bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
+/* A descriptor: the start address field (the offset into the CTA's shared memory >> 4) ORed in. */
+static LLVMValueRef host_desc(Cg *cg, LLVMValueRef smem, uint64_t rest) {
     LLVMBuilderRef B = cg->b;
-    LLVMValueRef pd = chain ? chain : entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
-    LLVMValueRef pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
-    for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
-    for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));
-    LLVMValueRef off = LLVMBuildSub(B, LLVMBuildPtrToInt(B, b_smem, cg->t_i64, ""),
+    LLVMValueRef off = LLVMBuildSub(B, LLVMBuildPtrToInt(B, smem, cg->t_i64, ""),
                                     LLVMBuildPtrToInt(B, cg->smem_base, cg->t_i64, ""), "");
     LLVMValueRef start = LLVMBuildAnd(B, LLVMBuildLShr(B, off, LLVMConstInt(cg->t_i64, 4, 0), ""),
                                       LLVMConstInt(cg->t_i64, 0x3fff, 0), "");
-    LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
+    return LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, rest, 0), "wgmma.desc");
+}
+
+static LLVMValueRef host_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef a_smem, int64_t a_off,
+                               uint64_t desc_a, LLVMValueRef b_smem, int64_t b_off, uint64_t desc_b, bool trans_b,
+                               LLVMValueRef *d, LLVMValueRef chain) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef pd = chain ? chain : entry_alloca(cg, LLVMArrayType2(cg->t_f32, (unsigned)n / 2), "wgmma.d");
+    LLVMValueRef pa = LLVMConstNull(ptr0(cg)), da = LLVMConstInt(cg->t_i64, 0, 0);
+    if (a) {
+        pa = entry_alloca(cg, LLVMArrayType2(cg->t_i32, 4), "wgmma.a");
+        for (int i = 0; i < 4; i++) LLVMBuildStore(B, a[i], elem_ptr(cg, cg->t_i32, pa, i));
+    } else {
+        da = host_desc(cg, LLVMBuildGEP2(B, cg->t_i8, a_smem, (LLVMValueRef[]){i32c(cg, (uint64_t)a_off)}, 1, ""), desc_a);
+    }
+    for (int i = 0; i < n / 2; i++) LLVMBuildStore(B, d[i], elem_ptr(cg, cg->t_f32, pd, i));
+    LLVMValueRef desc =
+        host_desc(cg, LLVMBuildGEP2(B, cg->t_i8, b_smem, (LLVMValueRef[]){i32c(cg, (uint64_t)b_off)}, 1, ""), desc_b);
     LLVMTypeRef ps[9] = {cg->t_i32, cg->t_i32, ptr0(cg), cg->t_i64, cg->t_i64, ptr0(cg), cg->t_i32, cg->t_i32, cg->t_i32};
-    LLVMValueRef as[9] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, LLVMConstInt(cg->t_i64, 0, 0), desc, pd,
+    LLVMValueRef as[9] = {i32c(cg, (uint64_t)kind), i32c(cg, (uint64_t)n), pa, da, desc, pd,
                           i32c(cg, 1), i32c(cg, 0), i32c(cg, trans_b)};
     call(cg, "tl_emu_wgmma", cg->t_void, ps, 9, as, CALL_SYNC);
     /* what the registers hold while in flight: the emulator's poison */
@@ -368,8 +382,14 @@ static void host_wgmma_fence(Cg *cg) { call(cg, "tl_emu_wgmma_fence", cg->t_void
 
 static void host_wgmma_commit(Cg *cg) { call(cg, "tl_emu_wgmma_commit", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
 
+/* The registers go back into their buffers first: what the program holds is what the registers
+ * hold (a group in flight: the poison it read after the issue; a loop that ran no iteration: its
+ * init), then the wait completes groups into the buffers, which are reloaded. */
 static void host_wgmma_wait(Cg *cg, int pending, int ninst, const LLVMValueRef *tokens, int per_inst,
                             LLVMValueRef *vals) {
+    for (int j = 0; j < ninst; j++)
+        for (int i = 0; i < per_inst; i++)
+            LLVMBuildStore(cg->b, vals[j * per_inst + i], elem_ptr(cg, cg->t_f32, tokens[j], i));
     LLVMValueRef a = i32c(cg, (uint64_t)pending);
     call(cg, "tl_emu_wgmma_wait", cg->t_void, &cg->t_i32, 1, &a, CALL_SYNC);
     for (int j = 0; j < ninst; j++)

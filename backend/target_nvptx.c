@@ -350,35 +350,55 @@ static void nv_cp_async_wait(Cg *cg, int n) {
  * operand order is the one ptxas (CUDA 13) accepts for A in registers: d, a, b-desc, scale-d,
  * imm-scale-a, imm-scale-b, imm-trans-b. Outputs $0..$h-1 are the h = n/2 accumulators, tied to
  * the inputs $h..$2h-1; then a0..a3 ($2h..$2h+3) and the descriptor ($2h+4). */
-static LLVMValueRef nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef b_smem, uint64_t desc_b,
-                             bool trans_b, LLVMValueRef *d, LLVMValueRef chain) {
+/* A matrix descriptor of smem + off: the start address field (the shared-space address, what
+ * ptrtoint of addrspace(3) gives, >> 4, 14 bits: shared memory is below 256 KB) ORed into the rest.
+ * Formed in 32 bits (the start and LBO fields are the low word, the rest's high word a constant)
+ * with off / 16 added after the OR: the start field cannot carry into LBO's (smem + off is inside
+ * shared memory), and the base part is the same for every instruction of a stage (LLVM forms it
+ * once), as Triton's descriptors are a base plus an immediate. */
+static LLVMValueRef nv_desc(Cg *cg, LLVMValueRef smem, int64_t off, uint64_t rest) {
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef addr = LLVMBuildPtrToInt(B, smem, cg->t_i32, "");
+    LLVMValueRef lo = LLVMBuildAnd(B, LLVMBuildLShr(B, addr, cg_i32(cg, 4), ""), cg_i32(cg, 0x3fff), "");
+    lo = LLVMBuildOr(B, lo, cg_i32(cg, (int64_t)(rest & 0xffffffffu)), "");
+    lo = LLVMBuildAdd(B, lo, cg_i32(cg, off >> 4), "");
+    LLVMValueRef d = LLVMBuildZExt(B, lo, cg->t_i64, "");
+    return LLVMBuildOr(B, d, LLVMConstInt(cg->t_i64, rest & ~(uint64_t)0xffffffffu, 0), "wgmma.desc");
+}
+
+static LLVMValueRef nv_wgmma(Cg *cg, int kind, int n, LLVMValueRef a[4], LLVMValueRef a_smem, int64_t a_off,
+                             uint64_t desc_a, LLVMValueRef b_smem, int64_t b_off, uint64_t desc_b, bool trans_b,
+                             LLVMValueRef *d, LLVMValueRef chain) {
     (void)chain; /* registers: the accumulators in flight are the SSA values in d */
     LLVMBuilderRef B = cg->b;
-    int h = n / 2;
-    /* The start address field: the shared-space address (what ptrtoint of addrspace(3) gives) >> 4,
-     * 14 bits (shared memory is below 256 KB). */
-    LLVMValueRef addr = LLVMBuildPtrToInt(B, b_smem, cg->t_i64, "");
-    LLVMValueRef start = LLVMBuildAnd(B, LLVMBuildLShr(B, addr, cg_i64(cg, 4), ""), cg_i64(cg, 0x3fff), "");
-    LLVMValueRef desc = LLVMBuildOr(B, start, LLVMConstInt(cg->t_i64, desc_b, 0), "wgmma.desc");
+    int h = n / 2, na = a ? 4 : 1; /* A: four fragment registers, or one descriptor */
+    LLVMValueRef desc = nv_desc(cg, b_smem, b_off, desc_b);
     const char *t = kind == TL_MMA_F16 ? "f16" : "bf16";
     StrBuf txt = {0}, cons = {0};
     sb_printf(&txt, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, t, t);
     for (int k = 0; k < h; k++) sb_printf(&txt, k ? ", $%d" : "$%d", k);
-    sb_printf(&txt, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", 2 * h, 2 * h + 1, 2 * h + 2, 2 * h + 3, 2 * h + 4,
-              trans_b ? 1 : 0);
+    if (a)
+        sb_printf(&txt, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", 2 * h, 2 * h + 1, 2 * h + 2, 2 * h + 3, 2 * h + 4,
+                  trans_b ? 1 : 0);
+    else /* d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a (K-major: 0), imm-trans-b */
+        sb_printf(&txt, "}, $%d, $%d, 1, 1, 1, 0, %d;", 2 * h, 2 * h + 1, trans_b ? 1 : 0);
     for (int k = 0; k < h; k++) sb_puts(&cons, "=f,");
     for (int k = 0; k < h; k++) sb_printf(&cons, "%d,", k);
-    sb_puts(&cons, "r,r,r,r,l,~{memory}");
-    LLVMTypeRef *ins = arena_calloc(cg->arena, (size_t)h + 5, sizeof *ins);
+    sb_puts(&cons, a ? "r,r,r,r,l,~{memory}" : "l,l,~{memory}");
+    int nin = h + na + 1;
+    LLVMTypeRef *ins = arena_calloc(cg->arena, (size_t)nin, sizeof *ins);
     LLVMTypeRef *outs = arena_calloc(cg->arena, (size_t)h, sizeof *outs);
-    LLVMValueRef *args = arena_calloc(cg->arena, (size_t)h + 5, sizeof *args);
+    LLVMValueRef *args = arena_calloc(cg->arena, (size_t)nin, sizeof *args);
     for (int k = 0; k < h; k++) ins[k] = outs[k] = cg->t_f32, args[k] = d[k];
-    for (int k = 0; k < 4; k++) ins[h + k] = cg->t_i32, args[h + k] = a[k];
-    ins[h + 4] = cg->t_i64, args[h + 4] = desc;
+    if (a)
+        for (int k = 0; k < 4; k++) ins[h + k] = cg->t_i32, args[h + k] = a[k];
+    else
+        ins[h] = cg->t_i64, args[h] = nv_desc(cg, a_smem, a_off, desc_a);
+    ins[h + na] = cg->t_i64, args[h + na] = desc;
     LLVMTypeRef ret = LLVMStructTypeInContext(cg->ctx, outs, (unsigned)h, 0);
-    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)h + 5, 0);
+    LLVMTypeRef fty = LLVMFunctionType(ret, ins, (unsigned)nin, 0);
     LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt.data, txt.len, cons.data, cons.len, 1, 0, LLVMInlineAsmDialectATT, 0);
-    LLVMValueRef call = LLVMBuildCall2(B, fty, asmv, args, (unsigned)h + 5, "");
+    LLVMValueRef call = LLVMBuildCall2(B, fty, asmv, args, (unsigned)nin, "");
     for (int k = 0; k < h; k++) d[k] = LLVMBuildExtractValue(B, call, (unsigned)k, "");
     sb_free(&txt);
     sb_free(&cons);

@@ -363,6 +363,7 @@ static Exit exec_op(Interp *in, Op *op) {
     case OP_LOCAL_ALLOC: case OP_LOCAL_GATHER: case OP_LOCAL_SCATTER:
         return interp_exec_local(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
+    case OP_DOT_WAIT:
         return interp_exec_async(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_PRINT: return exec_print(in, op) ? EXIT_END : EXIT_ERROR;
     case OP_FOR: return exec_for(in, op);

@@ -92,6 +92,13 @@ bool interp_exec_async(Interp *in, Op *op) {
     case OP_ASYNC_COPY_VIEW: return exec_copy(in, op);
     case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT: return true; /* the copies landed when they were issued */
+    case OP_DOT_WAIT: { /* the dot computed its result when it ran: the wait hands it on */
+        Slot *x = interp_get(in, op, op->operands[0]);
+        Slot *r = interp_def(in, op, &op->results[0]);
+        if (!x || !r) return false;
+        for (int64_t i = 0; i < r->n; i++) r->e[i] = AT(x, i);
+        return true;
+    }
     default: return interp_error(in, op, "internal error: '%s' is not an async op", op_name(op));
     }
 }

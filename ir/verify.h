@@ -29,6 +29,11 @@ void ir_verify_op_rules(Verifier *v, Op *op);
 void ir_verify_local(Verifier *v, Op *op);
 /* The rules of local_load, async_copy, async_copy_view, async_commit, async_wait (verify_async.c). */
 void ir_verify_async(Verifier *v, Op *op);
+/* wgmma asynchrony (verify_async.c): a dot {async = true} runs on a wgmma engine; an operand still
+ * in flight (an async dot's result, a dot_wait with pending > 0, a loop value carrying one) is used
+ * only by dot_wait, yield, or as the accumulator of an async dot. */
+void ir_verify_dot_async(Verifier *v, Op *op);
+void ir_verify_in_flight_uses(Verifier *v, Op *op);
 enum { VERIFY_COSTLY_MAX = 20 }; /* diag's default error limit: later messages are not shown */
 /* The function of v's module named name (first of that name), or NULL. */
 Func *ir_verify_find_func(Verifier *v, const char *name);

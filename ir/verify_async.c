@@ -4,6 +4,7 @@
  * copies mirror load (a tile of pointers) and view_load (a view and index tiles), with an
  * optional i1 mask of the copied shape. */
 #include "verify.h"
+#include "dot_engine.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -114,6 +115,73 @@ void ir_verify_async(Verifier *v, Op *op) {
             ERR("'async_wait' needs an integer attribute 'pending' in [0, 64]");
         break;
     }
+    case OP_DOT_WAIT: {
+        const Attr *a = ir_op_attr(op, "pending");
+        if (!a || a->kind != ATTR_INT || a->i < 0 || a->i > 7)
+            ERR("'dot_wait' needs an integer attribute 'pending' in [0, 7] (wgmma.wait_group)");
+        if (!is_tile(op->operands[0]->type) || op->results[0].type != op->operands[0]->type)
+            ERR("'dot_wait' result must have its operand's tile type, got %s for %s", T(op->results[0].type),
+                T(op->operands[0]->type));
+        break;
+    }
     default: break; /* async_commit: nothing to check */
+    }
+}
+
+/* ------------------------------------------------------------ wgmma asynchrony */
+
+static bool is_async_dot(const Op *op) {
+    const Attr *a = op && op->kind == OP_DOT ? ir_op_attr(op, "async") : NULL;
+    return a && a->kind == ATTR_BOOL && a->i;
+}
+
+/* The yield of a for op's body (NULL when malformed: the structural checks report it). */
+static const Op *for_yield(const Op *loop) {
+    const Block *body = loop && loop->kind == OP_FOR && loop->num_regions == 1 ? loop->regions[0].block : NULL;
+    return body && body->last && body->last->kind == OP_YIELD ? body->last : NULL;
+}
+
+/* Whether v holds accumulators a wgmma group may still be writing. A loop value carries one when
+ * its yield does (depth bounds the walk through nested loops; a value yielded unchanged is not). */
+static bool in_flight(const Value *v, int depth) {
+    if (!v || depth > 8) return false;
+    const Op *d = v->def;
+    if (d) {
+        if (is_async_dot(d)) return true;
+        if (d->kind == OP_DOT_WAIT) return ir_op_attr_int(d, "pending", 0) > 0;
+        if (d->kind == OP_FOR) {
+            const Op *y = for_yield(d);
+            return y && v->index < y->num_operands && in_flight(y->operands[v->index], depth + 1);
+        }
+        return false;
+    }
+    const Region *r = v->owner ? v->owner->parent : NULL;
+    const Op *loop = r ? r->parent_op : NULL;
+    if (!loop || loop->kind != OP_FOR || v->index < 1) return false;
+    const Op *y = for_yield(loop);
+    return y && v->index - 1 < y->num_operands && in_flight(y->operands[v->index - 1], depth + 1);
+}
+
+void ir_verify_dot_async(Verifier *v, Op *op) {
+    const Attr *a = ir_op_attr(op, "async");
+    if (!a) return;
+    if (a->kind != ATTR_BOOL) {
+        ERR("'dot' attribute 'async' must be true or false");
+        return;
+    }
+    DotEngine e;
+    const char *why = NULL;
+    if (a->i && (dot_engine_read(op, &e, &why, v->m->arena) != DOT_ENGINE_OK || e.kind != DOT_ENGINE_WGMMA))
+        ERR("'dot' {async = true} needs a wgmma engine (engine = wgmma_m64nNk16): only wgmma runs asynchronously");
+}
+
+void ir_verify_in_flight_uses(Verifier *v, Op *op) {
+    if (op->kind == OP_DOT_WAIT || op->kind == OP_YIELD) return;
+    for (int i = 0; i < op->num_operands; i++) {
+        if (i == 2 && is_async_dot(op)) continue; /* the accumulator of an async dot: a chain */
+        if (!in_flight(op->operands[i], 0)) continue;
+        ERR("'%s' operand #%d is a wgmma accumulator still in flight: only dot_wait (pending = 0 before ordinary "
+            "use), yield and an async dot's accumulator may take it", NAME, i);
+        return;
     }
 }

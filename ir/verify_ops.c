@@ -405,6 +405,7 @@ static void check_dot(Verifier *v, Op *op) {
     else if (prec && !strcmp(ps, "tf32") && in != TY_F32)
         ERR("'dot' precision tf32 needs f32 inputs, got %s", T(a));
     else check_dot_engine(v, op);
+    ir_verify_dot_async(v, op);
 }
 
 static void check_reduce(Verifier *v, Op *op) {
@@ -811,6 +812,7 @@ static void check_custom(Verifier *v, Op *op) {
     case OP_LOCAL_GATHER:
     case OP_LOCAL_SCATTER: ir_verify_local(v, op); break;
     case OP_LOCAL_LOAD: case OP_ASYNC_COPY: case OP_ASYNC_COPY_VIEW: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
+    case OP_DOT_WAIT:
         ir_verify_async(v, op);
         break;
     case OP_BARRIER:
@@ -971,6 +973,7 @@ static void check_layouts(Verifier *v, Op *op) {
 void ir_verify_op_rules(Verifier *v, Op *op) {
     IrRule rule = ir_op_info[op->kind].rule;
     int before = v->errors;
+    ir_verify_in_flight_uses(v, op);
     if (rule == IR_RULE_CUSTOM) check_custom(v, op);
     else if (rule == IR_RULE_CMP) rule_cmp(v, op);
     else rule_same(v, op, rule);

@@ -7,11 +7,13 @@
 
 /* When `dot` (engine e, wgmma) reads its b from a pipelined buffer (b = local_load of a local_alloc
  * that only async copies and local_loads use), marks that buffer to be stored in the swizzled
- * layout wgmma reads in place: {nvmma_swizzle = W} (bytes: 128, 64 or 32, the widest that divides a
- * row of the stage and one instruction's N columns; see docs/tensor-cores.md section 5), row_pad 0;
- * and the async_wait ops of the dot's block {fence_proxy_async = true}, so the copies that landed
- * are visible to wgmma's async proxy. Changes nothing when the buffer does not qualify. Returns
- * whether it changed the IR (a second call on the same dot returns false). */
+ * layout wgmma reads in place: {nvmma_swizzle = W} (W bytes: 128, 64 or 32, the
+ * widest that divides a row of the stage and one instruction's N columns; MN-major; see
+ * docs/tensor-cores.md section 5), row_pad 0; then, when a is such a buffer too with rows of 2K = 32,
+ * 64 or 128 bytes, that one K-major: {nvmma_swizzle = 2K, nvmma_row_warps = e->w0} (rows permuted to
+ * the instructions' order); and the async_wait ops of the dot's block {fence_proxy_async = true}, so
+ * the copies that landed are visible to wgmma's async proxy. Changes nothing when b does not
+ * qualify. Returns whether it changed the IR (a second call on the same dot returns false). */
 bool wgmma_mark_operands(IrModule *m, Func *f, Op *dot, const DotEngine *e);
 
 /* The swizzle width (bytes) for rows of `row_bytes` read by instructions of `inst_bytes` columns:

@@ -271,13 +271,14 @@ static void mark_elem(EmuLaunch *L, const WgOp *op, uint32_t off, int mn, int k,
     L->race.inflight[off + 1] = (uint16_t)(L->race.inflight[off + 1] + delta);
 }
 
-static bool is_poison(const float *d, int n) {
+/* The first register of d[0..n) that does not hold the in-flight poison, or -1. */
+static int not_poison(const float *d, int n) {
     for (int i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, &d[i], 4);
-        if (u != POISON) return false;
+        if (u != POISON) return i;
     }
-    return true;
+    return -1;
 }
 
 static void wgmma_issue(int packed, const void *const *ins, void *const *outs, int width) {
@@ -324,10 +325,11 @@ static void wgmma_issue(int packed, const void *const *ins, void *const *outs, i
                               op->n, s->ops[o]->n, first + i);
                 op->chain[i] = o;
             }
-        if (op->chain[i] >= 0 && !is_poison(in->d, h))
+        int changed = op->chain[i] >= 0 ? not_poison(in->d, h) : -1;
+        if (changed >= 0)
             emu_fault(L, "thread %d changed the accumulator registers of a wgmma still in flight before the "
-                         "wgmma.wait_group that completes it",
-                      first + i);
+                         "wgmma.wait_group that completes it (d[%d] holds %g)",
+                      first + i, changed, (double)in->d[changed]);
         if (op->chain[i] < 0 && !L->fibers[first + i].wg_fenced)
             emu_fault(L, "wgmma without a wgmma.fence: thread %d's accumulator%s registers were written by ordinary "
                          "instructions since its last wgmma.wait_group, and no wgmma.fence orders them before the "
@@ -404,20 +406,23 @@ static void wgmma_wait_fn(int n, const void *const *ins, void *const *outs, int 
     for (int o = 0; o < total; o++) {
         if (s->ops[o]->group < done) wgmma_complete(L, s, o);
     }
+    /* chains point at queue positions: each survivor's new position, before the queue is compacted
+     * (a chain on a completed operation was cleared when that one forwarded its result) */
+    int *pos = malloc((size_t)(total > 0 ? total : 1) * sizeof *pos);
+    if (!pos) emu_fault(L, "emulator: out of memory completing a wgmma group");
+    for (int o = 0; o < total; o++) pos[o] = s->ops[o]->group < done ? -1 : kept++;
+    kept = 0;
     for (int o = 0; o < total; o++) {
         WgOp *op = s->ops[o];
-        if (op->group < done) {
+        if (pos[o] < 0) {
             free(op->in), free(op);
             continue;
         }
-        for (int i = 0; i < WG_THREADS; i++) /* chains point at queue positions: renumber */
-            if (op->chain[i] >= 0) {
-                int c = op->chain[i], shift = 0;
-                for (int p = 0; p < c; p++) shift += s->ops[p]->group < done;
-                op->chain[i] = c - shift;
-            }
+        for (int i = 0; i < WG_THREADS; i++)
+            if (op->chain[i] >= 0) op->chain[i] = pos[op->chain[i]];
         s->ops[kept++] = op;
     }
+    free(pos);
     s->nops = kept;
     int first = L->cur / WG_THREADS * WG_THREADS;
     for (int i = 0; i < WG_THREADS; i++) L->fibers[first + i].wg_fenced = false;

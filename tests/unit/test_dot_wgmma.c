@@ -229,8 +229,9 @@ static void test_fragments(void) {
  * the wgmma path). NULL when it does not compile. */
 static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
                                      bool *uses_wgmma);
-/* Whether the last compile_matmul_as read B in place (passes/wgmma_operands.c). */
-static bool last_b_in_place;
+/* Whether the last compile_matmul_as read B in place (passes/wgmma_operands.c), and kept one wgmma
+ * group in flight across the loop's iterations (passes/wgmma_async.c: a wgmma.wait_group 1). */
+static bool last_b_in_place, last_in_flight, last_a_by_desc;
 
 /* Whether every tl_emu_wgmma call of the LLVM text passes trans_b = 1 (B MN-major: read in place). */
 static bool calls_with_trans_b(const char *ll) {
@@ -271,6 +272,24 @@ static char *with_engine(const char *path, const char *src, size_t len, TlCompil
     return out;
 }
 
+/* src compiled with opt into a shared object, loaded; NULL when it does not compile. */
+static TlrtModule *compile_so(const char *path, const char *src, size_t len, TlCompileOptions opt) {
+    char *out = NULL;
+    size_t n = 0;
+    opt.emit = TL_EMIT_SO;
+    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
+    CHECK(st == TL_OK);
+    if (st != TL_OK) return NULL;
+    char so[160];
+    static int count;
+    snprintf(so, sizeof so, "%s/mm%d.so", workdir, count++);
+    bool ok = write_file(so, out, n);
+    free(out);
+    TlrtModule *m = NULL;
+    CHECK(ok && tlrt_module_load(ctx, so, &m) == TLRT_OK);
+    return m;
+}
+
 /* compile_matmul with `engine` (attributes for the dot, NULL = the layout pass decides). */
 static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, int stages, bool wgmma, const char *engine,
                                      bool *uses_wgmma) {
@@ -306,24 +325,20 @@ static TlrtModule *compile_matmul_as(Dt dt, int bm, int bn, int bk, int warps, i
     *uses_wgmma = st == TL_OK && strstr(out, "@tl_emu_wgmma(") != NULL;
     /* B read in place from its swizzled cp.async stage: no copy loop, the trans-b form */
     last_b_in_place = *uses_wgmma && calls_with_trans_b(out);
+    last_in_flight = *uses_wgmma && strstr(out, "@tl_emu_wgmma_wait(i32 1)") != NULL;
+    /* A by descriptor (K-major stage, rows permuted): every wgmma passes no A registers */
+    last_a_by_desc = *uses_wgmma;
+    for (const char *p = strstr(out, "call void @tl_emu_wgmma("); p; p = strstr(p + 1, "call void @tl_emu_wgmma(")) {
+        const char *end = strchr(p, '\n'), *null = strstr(p, ", ptr null, ");
+        if (!null || (end && null > end)) last_a_by_desc = false;
+    }
     /* the asynchrony written out: fence, commit, wait, and the proxy fence (emu_wgmma.c checks them) */
     if (*uses_wgmma)
         CHECK(strstr(out, "@tl_emu_wgmma_fence(") && strstr(out, "@tl_emu_wgmma_commit(") &&
               strstr(out, "@tl_emu_wgmma_wait(") && strstr(out, "@tl_emu_fence_proxy_async("));
     free(out);
-    out = NULL;
-    opt.emit = TL_EMIT_SO;
-    st = tl_compile(path, src, len, &opt, &out, &n);
+    TlrtModule *m = compile_so(path, src, len, opt);
     free(src);
-    CHECK(st == TL_OK);
-    if (st != TL_OK) return NULL;
-    char so[160];
-    static int count;
-    snprintf(so, sizeof so, "%s/mm%d.so", workdir, count++);
-    bool ok = write_file(so, out, n);
-    free(out);
-    TlrtModule *m = NULL;
-    CHECK(ok && tlrt_module_load(ctx, so, &m) == TLRT_OK);
     return m;
 }
 
@@ -378,12 +393,15 @@ static void test_gemms(void) {
         bool uses = false;
         TlrtModule *m = compile_matmul(g->dt, g->bm, g->bn, g->bk, g->warps, g->stages, true, &uses);
         CHECK(uses);
-        /* pipelined: B in place, swizzled (128 B for rows of >= 64 columns, 64 B for 32, 32 B for 16) */
+        /* pipelined: B in place, swizzled (128 B for rows of >= 64 columns, 64 B for 32, 32 B for 16),
+         * and one group in flight across the k-steps */
         CHECK(last_b_in_place == (g->stages != 1));
+        CHECK(last_in_flight == (g->stages != 1));
+        CHECK(last_a_by_desc == (g->stages != 1)); /* BLOCK_K 16, 32, 64: rows of 32, 64, 128 bytes */
         if (!m) continue;
         char what[96];
         snprintf(what, sizeof what, "wgmma %dx%dx%d %dw %s", g->bm, g->bn, g->bk, g->warps,
-                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, B in place swizzled");
+                 g->stages == 1 ? "unpipelined, B staged" : "pipelined, A and B by descriptor");
         /* masks everywhere: sizes no tile divides, padded rows; then exact multiples */
         check_gemm(m, g->dt, g->bm, g->bn, g->bm + 37, g->bn + 5, 3 * g->bk + 7, 3 * g->bk + 9, g->bn + 11, g->bn + 7,
                    what);
@@ -430,6 +448,124 @@ static void test_written_engines(void) {
     }
 }
 
+/* ------------------------------------------------------------------ one group in flight */
+
+/* tests/zoo/matmul.tile's IR after every codegen pass (--print-after=wgmma-async), a heap string. */
+static char *ir_after_async(Dt dt, int bm, int bn, int bk, int warps) {
+    char path[512], d[3][32];
+    snprintf(path, sizeof path, "%s/tests/zoo/matmul.tile", TILEC_SOURCE_DIR);
+    size_t len;
+    char *src = read_file(path, &len);
+    CHECK(src != NULL);
+    if (!src) return NULL;
+    snprintf(d[0], 32, "%d", bm), snprintf(d[1], 32, "%d", bn), snprintf(d[2], 32, "%d", bk);
+    TlDefine defs[4] = {{"T", dt_names[dt]}, {"BLOCK_M", d[0]}, {"BLOCK_N", d[1]}, {"BLOCK_K", d[2]}};
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    opt.target = TL_TARGET_HOST, opt.defines = defs, opt.ndefines = 4, opt.num_warps = warps, opt.wgmma = true;
+    opt.emit = TL_EMIT_LLVM, opt.print_after = "wgmma-async";
+    char *dump = NULL, *out = NULL;
+    size_t dn = 0, n = 0;
+    opt.diag_out = open_memstream(&dump, &dn);
+    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
+    fclose(opt.diag_out);
+    free(src), free(out);
+    CHECK(st == TL_OK);
+    const char *start = dump ? strstr(dump, "module {") : NULL;
+    char *ir = start ? strdup(start) : NULL;
+    free(dump);
+    CHECK(ir != NULL);
+    return ir;
+}
+
+/* The IR text compiled as it is: no codegen pass runs again. */
+static TlrtModule *compile_ir_as_is(const char *ir, int warps) {
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    opt.target = TL_TARGET_HOST, opt.num_warps = warps, opt.wgmma = true, opt.input_kind = TL_INPUT_IR;
+    opt.disable_passes = "insert-barriers,specialize,fma-contract,pipeline,layout,remove-converts,wgmma-async,cse,dce";
+    return compile_so("matmul.tir", ir, strlen(ir), opt);
+}
+
+/* Moves every line `dot_wait ... {pending = 1}` and the barrier after it to just before the loop's
+ * yield (only_barrier: drops that barrier instead): the copies of iteration it+S-1 then overwrite
+ * stage (it-1) % S while the group of iteration it-1 (of this warpgroup, or without the barrier of
+ * another), which reads it, is still in flight. Returns the number of loops broken. */
+static int plant_early_copies(char *ir, bool only_barrier) {
+    int broken = 0;
+    for (char *w = strstr(ir, "{pending = 1}"); w; w = strstr(w + 1, "{pending = 1}")) {
+        char *ls = w;
+        while (ls > ir && ls[-1] != '\n') ls--;
+        if (!strstr(ls, "dot_wait") || strstr(ls, "dot_wait") > w) continue;
+        char *l2 = strchr(w, '\n') + 1, *l3 = strchr(l2, '\n') + 1; /* the wait, the barrier */
+        char *y = strstr(l3, "yield ");
+        while (y && y[-1] == ' ') y--;
+        if (strncmp(l2 + strspn(l2, " "), "barrier", 7) || !y) continue;
+        broken++;
+        if (only_barrier) {
+            memmove(l2, l3, strlen(l3) + 1);
+            continue;
+        }
+        size_t moved = (size_t)(l3 - ls), rest = (size_t)(y - l3);
+        char *tmp = malloc(moved);
+        memcpy(tmp, ls, moved);
+        memmove(ls, l3, rest);
+        memcpy(ls + rest, tmp, moved);
+        free(tmp);
+        w = ls + rest + moved - 1;
+    }
+    return broken;
+}
+
+/* The schedule of passes/wgmma_async.c in the strict emulator: run as compiled, it gives float64's
+ * numbers; with the refilling copies moved before the wait that retires the group reading their
+ * stage (the pipeline's order with a group in flight), the emulator faults. */
+static void test_group_in_flight(void) {
+    const struct {
+        Dt dt;
+        int bm, bn, bk, warps;
+    } cases[] = {{BF16, 64, 64, 32, 4}, {F16, 128, 128, 32, 8}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *ir = ir_after_async(cases[i].dt, cases[i].bm, cases[i].bn, cases[i].bk, cases[i].warps);
+        if (!ir) continue;
+        CHECK(strstr(ir, "async = true") && strstr(ir, "dot_wait") && strstr(ir, "{pending = 0}"));
+        char what[96];
+        snprintf(what, sizeof what, "wgmma %dx%dx%d %dw, one group in flight (IR text)", cases[i].bm, cases[i].bn,
+                 cases[i].bk, cases[i].warps);
+        TlrtModule *m = compile_ir_as_is(ir, cases[i].warps);
+        if (m) {
+            check_gemm(m, cases[i].dt, cases[i].bm, cases[i].bn, 2 * cases[i].bm + 3, cases[i].bn + 5, 5 * cases[i].bk + 3,
+                       5 * cases[i].bk + 3, cases[i].bn + 5, cases[i].bn + 5, what);
+            tlrt_module_unload(m);
+        }
+        /* the barrier after the wait matters where another warpgroup's group may still read the stage
+         * (in the emulator one warpgroup's wait is collective, so it finds no fault with 4 warps; the pass
+         * keeps the barrier there too, as Triton does) */
+        for (int only_barrier = 0; only_barrier <= (cases[i].warps > 4); only_barrier++) {
+            char *bad = strdup(ir);
+            CHECK(plant_early_copies(bad, only_barrier) == 2); /* the kernel and its specialized variant */
+            m = compile_ir_as_is(bad, cases[i].warps);
+            free(bad);
+            if (!m) continue;
+            Tensor a = t_rand(cases[i].dt, 128 * 128, -1, 1), b = t_rand(cases[i].dt, 128 * 128, -1, 1);
+            Tensor c = t_new(F32, 128 * 128);
+            TlrtArg args[9] = {tlrt_arg_ptr(a.dev), tlrt_arg_ptr(b.dev), tlrt_arg_ptr(c.dev), tlrt_arg_i32(cases[i].bm),
+                               tlrt_arg_i32(cases[i].bn), tlrt_arg_i32(128), tlrt_arg_i32(128), tlrt_arg_i32(128),
+                               tlrt_arg_i32(128)};
+            unsigned grid[3] = {1, 1, 1};
+            TlrtStatus st = tlrt_launch(m, "matmul", grid, args, 9, NULL);
+            CHECK(st == TLRT_ERR_FAULT && error_has("cp.async of 16 bytes", "stage overwritten in flight", NULL));
+            if (only_barrier) CHECK(error_has("warpgroup 1's wgmma", NULL));
+            printf("  planted %s (%d warps): %s\n",
+                   only_barrier ? "no barrier after wgmma.wait_group 1" : "copies before wgmma.wait_group 1",
+                   cases[i].warps, st == TLRT_ERR_FAULT ? tlrt_last_error(ctx) : "no fault");
+            t_free(&a), t_free(&b), t_free(&c);
+            tlrt_module_unload(m);
+        }
+        free(ir);
+    }
+}
+
 int main(void) {
     int early = emu_test_begin("test_dot_wgmma", "tl_emu_wgmma");
     if (early >= 0) return early;
@@ -438,6 +574,7 @@ int main(void) {
     test_fragments();
     test_gemms();
     test_written_engines();
+    test_group_in_flight();
     tlrt_destroy(ctx);
     emu_remove_workdir();
     return check_summary();

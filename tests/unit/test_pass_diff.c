@@ -95,6 +95,10 @@ static const Case cases[] = {
     {"tests/zoo/matmul.tile", NULL, "matmul", "T=f32;BLOCK_M=32;BLOCK_N=16;BLOCK_K=8", {3, 3, 1},
      {IN(TY_F32, 70 * 40), IN(TY_F32, 37 * 46), OUT(TY_F32, 70 * 47)},
      {P(0), P(1), P(2), I(70), I(45), I(37), I(40), I(46), I(47)}},
+    /* wgmma (the context asks for it; host target): one group in flight, dot {async} + dot_wait */
+    {"tests/zoo/matmul.tile", NULL, "matmul", "BLOCK_M=64;BLOCK_N=64;BLOCK_K=16", {2, 1, 1},
+     {IN(TY_F16, 70 * 40), IN(TY_F16, 37 * 46), OUT(TY_F32, 70 * 47)},
+     {P(0), P(1), P(2), I(70), I(45), I(37), I(40), I(46), I(47)}},
     {"tests/zoo/reduce_axes.tile", NULL, "reduce_axes", "BLOCK_M=32;BLOCK_N=64", {2, 2, 1},
      {IN(TY_F32, 50 * 70), OUT(TY_F32, 100), OUT(TY_F32, 100), OUT(TY_F32, 140)},
      {P(0), P(1), P(2), P(3), I(50), I(70)}},
@@ -259,7 +263,7 @@ static int run_case(const Case *c, Rng *rng) {
     /* the baseline must have written something: not every output can still be poison */
     for (int i = 0; prev && i < b.n; i++)
         if (b.spec[i]->fill == 'o') CHECK(memcmp(b.data[i], b.init[i], b.bytes[i]) != 0);
-    PassContext ctx = {.diag = g.d};
+    PassContext ctx = {.diag = g.d, .wgmma = true}; /* wgmma where eligible: the wgmma-async pass runs too */
     for (int p = 0; prev && p < pass_registry_count; p++) {
         const char *pass = pass_registry[p].name;
         PassManagerOptions pm = {.pipeline = pass, .verify_each = true};
