@@ -596,12 +596,18 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
     case OP_ASYNC_COPY_VIEW: {
         /* No result: every tile operand (addresses, indices, mask) in the default layout of the
          * copied shape, whose fastest dim is the buffer's contiguous one, with 16 bytes per thread
-         * along it (cp.async's widest copy: 8 elements of 16 bits, 4 of 32). */
+         * along it (cp.async's widest copy: 8 elements of 16 bits, 4 of 32), but no more than the
+         * tile has for every thread of the CTA: a 64x16 bf16 stage on 8 warps at 8 per thread
+         * left half the threads idle and gave the others twice the addresses and masks (the
+         * 8-warp conv tiles spilled so); at 4 per thread every thread copies. */
         const Type *t = op->num_operands > 3 || op->kind == OP_ASYNC_COPY ? op->operands[op->kind == OP_ASYNC_COPY ? 2 : 3]->type : NULL;
         if (!is_tile(t) || t->rank < 1 || t->rank > LAYOUT_MAX_RANK) break;
         const Type *buf = op->operands[0]->type;
         int eb = buf && buf->elem ? ir_type_bits(buf->elem) / 8 : 4;
-        l = layout_default_vec(t->rank, t->dims, p->num_warps, eb > 0 && eb < 16 ? 16 / eb : 1);
+        int vec = eb > 0 && eb < 16 ? 16 / eb : 1;
+        int64_t per_thread = ir_type_numel(t) / (32 * (int64_t)p->num_warps);
+        if (per_thread >= 1 && per_thread < vec) vec = (int)per_thread;
+        l = layout_default_vec(t->rank, t->dims, p->num_warps, vec);
         demand_all(p, op, &l);
         return;
     }

@@ -59,10 +59,13 @@ bool tile_config_model(const TileConfig *c, const TileProblem *p, const TgtTarge
     int64_t ksteps = cdiv(p->k, c->bk) * (p->taps > 0 ? p->taps : 1);
     /* An SM round: `occ` CTAs share the throughput; one CTA alone also waits a barrier per k-step,
      * which the others hide. The grid takes ceil(waves) rounds (the last wave's idle SMs count). */
-    double alone = (double)ksteps * (step + t->bar_latency_clk);
-    double round = (double)occ * (double)ksteps * step;
-    if (alone > round) round = alone;
     int64_t tiles = cdiv(p->m, c->bm) * cdiv(p->n, c->bn) * p->batch;
+    /* A grid smaller than one full wave puts at most ceil(tiles / SMs) CTAs on an SM, whatever the
+     * occupancy allows: only those share its throughput. */
+    int64_t sharing = occ < cdiv(tiles, sms) ? occ : cdiv(tiles, sms);
+    double alone = (double)ksteps * (step + t->bar_latency_clk);
+    double round = (double)sharing * (double)ksteps * step;
+    if (alone > round) round = alone;
     double waves = (double)tiles / ((double)sms * (double)occ);
     *m = (TileModel){.tiles = tiles, .smem = smem, .regs = regs, .occupancy = (int)occ, .waves = waves,
                      .clk = (double)cdiv(tiles, (int64_t)sms * occ) * round};

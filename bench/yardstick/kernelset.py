@@ -78,6 +78,30 @@ def _conv(dtype, rs, layout, ci=False):
         ci=ci)
 
 
+def _conv_nhwc(dtype, rs):
+    """lang/std/conv2d.tile's channels-last kernel: x [N, H, W, C], y [N, P, Q, K] dense."""
+    c = CONV
+    pad = rs // 2
+    xs = [c["N"], c["H"], c["W"], c["C"]]
+    ys = [c["N"], c["H"], c["W"], c["K"]]
+    ws = [c["K"], c["C"], rs, rs]
+    bk, bp, bc = 32, 64, 16
+    return Kernel(
+        "conv%dx%d %s NHWC kernel" % (rs, rs, dtype), "lang/std/conv2d.tile", "std_conv2d_nhwc",
+        dict(SH=1, SW=1, PH=pad, PW=pad, DH=1, DW=1, T=dtype, BLOCK_K=bk, BLOCK_P=bp, BLOCK_C=bc),
+        4, 3,
+        dict(x=(xs, _strides(xs, [0, 1, 2, 3])), w=(ws, _strides(ws, [0, 1, 2, 3])),
+             b=([c["K"]], [1]), y=(ys, _strides(ys, [0, 1, 2, 3]))),
+        kstep_macs=bk * bp * bc, trips=[c["C"] // bc, rs, rs], triton=("conv2d_nhwc", "std_conv2d_nhwc"),
+        tsig=dict(x=_tt(dtype), w=_tt(dtype), b=_tt(dtype), y=_tt(dtype)),
+        tconst=dict(SH=1, SW=1, PH=pad, PW=pad, DH=1, DW=1, BLOCK_K=bk, BLOCK_P=bp, BLOCK_C=bc,
+                    PRECISION="ieee" if dtype == "f32" else "tf32"),
+        tviews=dict(x=("x", ["N", "H", "W", "C"], ["sxn", "sxh", "sxw", "sxc"]),
+                    w=("w", ["K", "C", "R", "S"], ["swk", "swc", "swr", "sws"]),
+                    b=("b", ["K"], ["sbk"]),
+                    y=("y", ["N", "P", "Q", "K"], ["syn", "syp", "syq", "syk"])))
+
+
 def _fused(dtype, ci=False):
     c = CONV
     xs = [c["N"], c["C"], c["H"], c["W"]]
@@ -118,6 +142,8 @@ def kernels():
         for rs in (3, 1):
             for layout in ("NCHW", "NHWC"):
                 ks.append(_conv(dtype, rs, layout, ci=(dtype, rs, layout) == ("bf16", 3, "NCHW")))
+        for rs in (3, 1):
+            ks.append(_conv_nhwc(dtype, rs))
     ks.append(_fused("f32", ci=True))
     ks.append(_fused("bf16"))
     rows, cols = 4096, 1024

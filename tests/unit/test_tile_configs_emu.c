@@ -22,8 +22,9 @@
 #include "emu_util.h"
 #include "std_util.h"
 
-/* The std kernel of row c, compiled for the host with its consts (plus `extra`), warps and stages. */
-static TlrtModule *row_kernel(const TileConfig *c, Dt dt, const char *const *extra) {
+/* The std kernel of row c (or `kernel` of its file when not NULL), compiled for the host with its
+ * consts (plus `extra`), warps and stages. */
+static TlrtModule *row_kernel_named(const TileConfig *c, Dt dt, const char *const *extra, const char *kernel) {
     const TileKernelInfo *ki = tile_kernel_info(c->kernel);
     const char *file = c->kernel == TILE_KERNEL_MATMUL ? "matmul.tile" : "conv2d.tile";
     char path[512];
@@ -55,7 +56,7 @@ static TlrtModule *row_kernel(const TileConfig *c, Dt dt, const char *const *ext
     opt.target = TL_TARGET_HOST;
     opt.defines = defs;
     opt.ndefines = nd;
-    opt.only = ki->name;
+    opt.only = kernel ? kernel : ki->name;
     opt.num_warps = c->warps;
     opt.num_stages = c->stages;
     char *out = NULL;
@@ -67,6 +68,10 @@ static TlrtModule *row_kernel(const TileConfig *c, Dt dt, const char *const *ext
     TlrtModule *m = std_load_so(NULL, out, n);
     free(out);
     return m;
+}
+
+static TlrtModule *row_kernel(const TileConfig *c, Dt dt, const char *const *extra) {
+    return row_kernel_named(c, dt, extra, NULL);
 }
 
 /* y = a @ b (alpha 1, beta 0) for M = bm + 7, N = bn + 5, K = 2 bk + 3: a partial second tile on
@@ -142,6 +147,50 @@ static void run_conv(const TileConfig *c, Dt dt) {
     t_free(&y);
 }
 
+/* The channels-last kernel std_conv2d_nhwc with row c's tiles (its BLOCK_K, BLOCK_P, BLOCK_C), 3x3
+ * pad 1: x [N, H, W, C], y [N, P, Q, K]. Two shapes: C = BLOCK_C + 5 and K = BLOCK_K + 3 (channel
+ * tails; the generic variant), and C = 2 BLOCK_C, K = BLOCK_K (multiples of 16: the specialized
+ * variant with 16-byte channel copies); pixels BLOCK_P + 9 (a partial second tile). */
+static void run_conv_nhwc(const TileConfig *c, Dt dt, bool aligned) {
+    const int N = 2, C = aligned ? 2 * c->bk : c->bk + 5, K = aligned ? c->bm : c->bm + 3, H = 3,
+              W = (c->bn + 9 + 2) / 3, R = 3, S = 3, P = H, Q = W;
+    const char *defs[] = {"SH=1", "SW=1", "PH=1", "PW=1", "DH=1", "DW=1", NULL};
+    TlrtModule *m = row_kernel_named(c, dt, defs, "std_conv2d_nhwc");
+    Tensor x = t_rand(dt, (size_t)(N * H * W * C), -1, 1), w = t_rand(dt, (size_t)(K * C * R * S), -0.5, 0.5);
+    Tensor b = t_rand(dt, (size_t)K, -0.5, 0.5), y = t_new(dt, (size_t)(N * P * Q * K));
+    int64_t xsz[4] = {N, H, W, C}, wsz[4] = {K, C, R, S}, bsz[1] = {K}, ysz[4] = {N, P, Q, K};
+    TlrtArg args[] = {t_view(&x, 4, xsz, NULL), t_view(&w, 4, wsz, NULL), t_view(&b, 1, bsz, NULL), t_view(&y, 4, ysz, NULL)};
+    const char *name = casename("std_conv2d_nhwc %s %s N=%d C=%d K=%d %dx%d 3x3 pad 1", c->id, dt_names[dt], N, C, K, H, W);
+    if (std_launch(m, "std_conv2d_nhwc", cdiv(P * Q, c->bn), cdiv(K, c->bm), N, args, 4)) {
+        size_t ny = (size_t)(N * P * Q * K);
+        double *want = malloc(ny * sizeof *want), *mag = malloc(ny * sizeof *mag);
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < P; p++)
+                for (int q = 0; q < Q; q++)
+                    for (int k = 0; k < K; k++) {
+                        double s = 0, g = 0;
+                        for (int r = 0; r < R; r++)
+                            for (int t = 0; t < S; t++) {
+                                int h = p - 1 + r, wc = q - 1 + t;
+                                if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
+                                for (int ch = 0; ch < C; ch++) {
+                                    double v = (double)x.h[((n * H + h) * W + wc) * C + ch] * w.h[((k * C + ch) * R + r) * S + t];
+                                    s += v, g += fabs(v);
+                                }
+                            }
+                        size_t o = (size_t)((n * P + p) * Q + q) * K + k;
+                        want[o] = s + b.h[k], mag[o] = g + fabs(b.h[k]);
+                    }
+        compare(name, &y, want, mag, (double)(C * R * S + 1), 0);
+        free(want);
+        free(mag);
+    }
+    t_free(&x);
+    t_free(&w);
+    t_free(&b);
+    t_free(&y);
+}
+
 int main(void) {
     int early = emu_test_begin("test_tile_configs_emu", "tl_emu_mma");
     if (early >= 0) return early;
@@ -151,7 +200,11 @@ int main(void) {
         const TileConfig *c = tile_config_at(i);
         Dt dt = c->engine == TILE_ENGINE_MMA ? BF16 : F32;
         if (c->kernel == TILE_KERNEL_MATMUL) run_matmul(c, dt);
-        else run_conv(c, dt);
+        else {
+            run_conv(c, dt);
+            run_conv_nhwc(c, dt, false);
+            run_conv_nhwc(c, dt, true);
+        }
     }
     std_unload_all();
     tlrt_destroy(ctx);
