@@ -416,6 +416,31 @@ static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
     return gb_resize(g, call->loc, t[0], &a);
 }
 
+/* pad(x, pads, mode = constant, value = 0): PyTorch's F.pad, pads as (before, after) pairs from the last dim
+ * backwards: [left, right, top, bottom, ...]. */
+static Value *op_pad(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
+    static const int any[] = {0};
+    Value *t[GMAXP];
+    const char *mode = graph_pad_modes()[GRAPH_PAD_CONSTANT];
+    double value = 0;
+    int p[GMAXP];
+    bool ok = operands(s, g, op, args, t);
+    int n = int_list(s, args[1], what(s, op, 1), 0, false, any, p);
+    ok &= n > 0;
+    ok &= arg_ident(s, op, args, 2, graph_pad_modes(), &mode);
+    ok &= arg_float(s, op, args, 3, &value);
+    if (!ok || !t[0]) return NULL;
+    int rank = t[0]->type->rank;
+    if (n % 2 || n / 2 > rank) {
+        diag_error(s->d, args[1]->loc, "%s must hold (before, after) pairs for at most the %d dims of %s, got %d "
+                   "values", what(s, op, 1), rank, sema_tstr(s, t[0]->type), n);
+        return NULL;
+    }
+    int64_t before[GMAXP] = {0}, after[GMAXP] = {0};
+    for (int i = 0; i < n / 2; i++) before[rank - 1 - i] = p[2 * i], after[rank - 1 - i] = p[2 * i + 1];
+    return gb_pad(g, call->loc, t[0], (GraphPadMode)graph_resize_code(graph_pad_modes(), mode), before, after, value);
+}
+
 static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
     Value *t[GMAXP];
     GbConvT a = {.stride = {1, 1}, .dilation = {1, 1}, .groups = 1};
@@ -459,6 +484,7 @@ static const GraphOp graph_ops[] = {
     {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MIN},
     {"resize", 1, {X, {"scale", GP_FLOAT, 0}, {"size", GP_PAIR, 1}, {"mode", GP_IDENT, 0}, {"coord", GP_IDENT, 0},
                    {"nearest_mode", GP_IDENT, 0}}, op_resize, -1},
+    {"pad", 2, {X, {"pads", GP_INTS, 0}, {"mode", GP_IDENT, 0}, {"value", GP_FLOAT, NOMIN}}, op_pad, -1},
     {"conv_transpose2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1},
                              {"padding", GP_PAD, 0}, {"output_padding", GP_PAIR, 0}, {"groups", GP_INT, 1},
                              {"dilation", GP_PAIR, 1}}, op_conv_transpose, -1},

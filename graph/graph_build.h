@@ -98,6 +98,12 @@ typedef struct GbResize {
 } GbResize;
 Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a);
 
+/* x padded (rank 1..6): dim i gets before[i] elements in front and after[i] behind (each 0..2^20), filled by
+ * mode: the constant value, a reflection (pads smaller than the dim) or the edge element: graph.pad. The
+ * padded dims must be literals or unpadded. */
+Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
+              double value);
+
 /* The transposed 2-D convolution (graph.conv_transpose): x [N, C, H, W], w [C, K/groups, R, S], bias [K] or
  * NULL; y [N, K, P, Q] with P = (H - 1) * stride - pad_top - pad_bottom + dilation * (R - 1) + output_padding + 1
  * (Q likewise). output_padding[i] < max(stride[i], dilation[i]) as PyTorch requires. */

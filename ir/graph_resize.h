@@ -1,4 +1,4 @@
-/* The named choices of graph.resize (docs/graphs.md): each list is declared once here and read by the
+/* The named choices of graph.resize and graph.pad (docs/graphs.md): each list is declared once here and read by the
  * builder, sema, the ONNX importer, the verifier and the lowering. A name's position is its code in
  * lang/std/resize.tile (std_resize's LINEAR, COORD and ROUND consts). */
 #ifndef TILEC_GRAPH_RESIZE_H
@@ -24,11 +24,18 @@
 /* The interpolation: nearest (one element) or linear (bilinear over the two resized dims). */
 #define GRAPH_RESIZE_MODES(X) X(NEAREST, "nearest") X(LINEAR, "linear")
 
+/* graph.pad's modes (ONNX Pad's; std_pad's MODE): the value, x mirrored without repeating the edge, the edge
+ * repeated. */
+#define GRAPH_PAD_MODES(X) X(CONSTANT, "constant") X(REFLECT, "reflect") X(EDGE, "edge")
+
 #define GRAPH_RESIZE_ENUM_(ID, NAME) GRAPH_RESIZE_##ID,
 #define GRAPH_RESIZE_NAME_(ID, NAME) NAME,
 typedef enum GraphResizeCoord { GRAPH_RESIZE_COORDS(GRAPH_RESIZE_ENUM_) } GraphResizeCoord;
 typedef enum GraphResizeRound { GRAPH_RESIZE_ROUNDS(GRAPH_RESIZE_ENUM_) } GraphResizeRound;
 typedef enum GraphResizeMode { GRAPH_RESIZE_MODES(GRAPH_RESIZE_ENUM_) } GraphResizeMode;
+#define GRAPH_PAD_ENUM_(ID, NAME) GRAPH_PAD_##ID,
+typedef enum GraphPadMode { GRAPH_PAD_MODES(GRAPH_PAD_ENUM_) } GraphPadMode;
+#undef GRAPH_PAD_ENUM_
 
 /* NULL-terminated name lists, in code order (static storage). */
 static inline const char *const *graph_resize_coords(void) {
@@ -41,6 +48,10 @@ static inline const char *const *graph_resize_rounds(void) {
 }
 static inline const char *const *graph_resize_modes(void) {
     static const char *const names[] = {GRAPH_RESIZE_MODES(GRAPH_RESIZE_NAME_) NULL};
+    return names;
+}
+static inline const char *const *graph_pad_modes(void) {
+    static const char *const names[] = {GRAPH_PAD_MODES(GRAPH_RESIZE_NAME_) NULL};
     return names;
 }
 #undef GRAPH_RESIZE_ENUM_

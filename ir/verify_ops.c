@@ -774,6 +774,11 @@ static void check_graph(Verifier *v, Op *op) {
         break;
     }
     case OP_G_RESIZE: check_resize(v, op); break;
+    case OP_G_PAD:
+        if (enum_attr(v, op, "mode", graph_pad_modes()) && ints_attr(v, op, "before", OPND(0)->rank, 0) &&
+            ints_attr(v, op, "after", OPND(0)->rank, 0))
+            kind_attr(v, op, "value", ATTR_FLOAT, "a float");
+        break;
     case OP_G_CONV_TRANSPOSE:
         if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, OPND(1), "weight", 4, 4)) return;
         if (ints_attr(v, op, "stride", 2, 1) && ints_attr(v, op, "padding", 4, 0) &&

@@ -692,6 +692,35 @@ static bool lower_resize(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_pad on 6-D views (left-padded with 1s and no padding); the front pads as i32 arguments, then the value. */
+static bool lower_pad(GpGraph *g, Op *op) {
+    int mode = graph_resize_code(graph_pad_modes(), ir_op_attr_str(op, "mode"));
+    double value;
+    if (mode < 0) return bad_attr(g, op, "mode", "\"constant\", \"reflect\" or \"edge\"");
+    if (!need_attr(g, op, "value", "a number") || !attr_f64(g, op, "value", 0.0, &value)) return false;
+    int x = operand(g, op, 0, 1, GP_ELEMWISE_RANK);
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
+    int r = X->rank, pad = GP_ELEMWISE_RANK - r, before[GP_ELEMWISE_RANK];
+    if (!attr_ints(g, op, "before", r, 0, 1 << 20, before)) return false;
+    const char *xs[GP_ELEMWISE_RANK], *ys[GP_ELEMWISE_RANK];
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+        xs[i] = i < pad ? "1" : X->dims[i - pad];
+        ys[i] = i < pad ? "1" : Y->dims[i - pad];
+    }
+    Func *k = gp_kernel(g, "std_pad", (const char *[]){"T", "MODE"}, (const char *[]){T, itoa_a(g, mode)}, 2, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, ys, 0, GP_ELEMWISE_RANK), block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, NULL, 0, xs, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ys, GP_ELEMWISE_RANK);
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) gp_arg_i32(g, l, i < pad ? "0" : itoa_a(g, before[i - pad]));
+    gp_arg_f32(g, l, value);
+    return true;
+}
+
 /* std_conv_transpose2d: a gather over the output (each output pixel sums the taps whose input pixel lands on
  * it), so no zero insertion and no atomics; the bottom/right padding and output_padding only change P and Q,
  * which come from y's view. */
@@ -746,6 +775,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_SLICE: return lower_slice(g, op);
     case OP_G_RESIZE: return lower_resize(g, op);
     case OP_G_CONV_TRANSPOSE: return lower_conv_transpose(g, op);
+    case OP_G_PAD: return lower_pad(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

@@ -1,4 +1,4 @@
-/* resize and conv_transpose2d end to end (Inputs/resample.tile: graphs in the language, through sema, the
+/* resize, conv_transpose2d and pad end to end (Inputs/resample.tile: graphs in the language, through sema, the
  * graph builder, the lowering to std_resize / std_conv_transpose2d and the fuse pass), run by tlrt_plan_* in
  * the emulator fused (the default: the relu after each op spliced into its store) and unfused, in f32 and
  * bf16, against float64 references computed here from the (rounded) inputs:
@@ -8,6 +8,8 @@
  *   - conv_transpose2d: stride 2, padding 1, output_padding 1 with a bias (the output-padding edge row and
  *     column have taps from no input pixel but the bias), and a grouped one with dilation, asymmetric
  *     padding and strides, no bias.
+ *   - pad: constant (a non-zero value, relu fused), reflect (pads up to the dim - 1) and edge (pads past the
+ *     dim, and of the channel dim), each index checked against its definition;
  * Tolerance (std_util.h): |got - ref| <= terms * 2^-24 * mag + rtol * |ref| + 1e-5 with rtol 1e-4 (f32 sums),
  * 2^-7 (bf16); mag the sum of |products| of the conv taps. Inputs random each run (seed printed;
  * TILEC_SEED=N replays); outputs poisoned with NaN before each run. */
@@ -165,6 +167,74 @@ static void test_deconv(TlrtModule *mod, const DeconvCase *c, bool fused) {
     t_free(&x), t_free(&w), t_free(&b);
 }
 
+/* ------------------------------------------------------------ pad */
+
+typedef struct PadCase {
+    const char *graph;
+    Dt dt;
+    int64_t N, C, H, W;
+    int mode;                  /* 0 constant, 1 reflect, 2 edge */
+    int64_t before[4], after[4];
+    double value;
+    bool relu;
+} PadCase;
+
+/* The x index a padded index i reads (-1: the value), by the definitions (not the kernel's formula). */
+static int64_t pad_index(int mode, int64_t i, int64_t b, int64_t n) {
+    int64_t j = i - b;
+    if (j >= 0 && j < n) return j;
+    if (mode == 0) return -1;
+    if (mode == 2) return j < 0 ? 0 : n - 1;
+    return j < 0 ? -j : 2 * (n - 1) - j; /* the mirror about the edge element */
+}
+
+static void test_pad(TlrtModule *mod, const PadCase *c, bool fused) {
+    int64_t in[4] = {c->N, c->C, c->H, c->W}, out[4];
+    for (int d = 0; d < 4; d++) out[d] = in[d] + c->before[d] + c->after[d];
+    size_t nx = (size_t)(in[0] * in[1] * in[2] * in[3]), ny = (size_t)(out[0] * out[1] * out[2] * out[3]);
+    Tensor x = t_rand(c->dt, nx, -1, 1);
+    double *ref = malloc(ny * sizeof *ref);
+    for (size_t o = 0; o < ny; o++) {
+        int64_t rem = (int64_t)o, src = 0;
+        int64_t idx[4];
+        for (int d = 3; d >= 0; d--) idx[d] = rem % out[d], rem /= out[d];
+        for (int d = 0; d < 4 && src >= 0; d++) {
+            int64_t j = pad_index(c->mode, idx[d], c->before[d], in[d]);
+            src = j < 0 ? -1 : src * in[d] + j;
+        }
+        double v = src < 0 ? (double)round_dt(c->dt, c->value) : x.h[src];
+        ref[o] = c->relu ? fmax(v, 0) : v;
+    }
+    TlrtPlan *p = NULL;
+    if (tlrt_plan_create(mod, c->graph, &p) != TLRT_OK) {
+        fprintf(stderr, "%s: plan: %s\n", c->graph, tlrt_last_error(ctx));
+        CHECK(false);
+    } else {
+        GraphArg a = {"x", false, 4, in, &x};
+        TlrtView v;
+        snprintf(std_last_variant, sizeof std_last_variant, "%d launches", tlrt_plan_launch_count(p));
+        CHECK(tlrt_plan_launch_count(p) == (fused || !c->relu ? 1 : 2));
+        if (plan_run_graph(p, c->graph, &a, 1, ny, c->dt, &v)) {
+            Tensor o = {c->dt, ny, v.data, malloc(ny * sizeof(float))};
+            compare(casename("%s %s %lldx%lldx%lldx%lld -> %lldx%lldx%lldx%lld", c->graph, fused ? "fused" : "unfused",
+                             (long long)in[0], (long long)in[1], (long long)in[2], (long long)in[3], (long long)out[0],
+                             (long long)out[1], (long long)out[2], (long long)out[3]),
+                    &o, ref, NULL, 0, RTOL_ELEM);
+            free(o.h);
+        }
+        tlrt_plan_destroy(p);
+    }
+    free(ref);
+    t_free(&x);
+}
+
+/*  graph               dt    N  C  H  W  mode before         after          value  relu */
+static const PadCase pad_cases[] = {
+    {"pad_constant_f32", F32, 2, 3, 5, 6, 0, {0, 0, 0, 2}, {0, 0, 3, 1}, -0.25, true},
+    {"pad_reflect_f32", F32, 1, 2, 5, 6, 1, {0, 0, 4, 3}, {0, 0, 2, 5}, 0, false},
+    {"pad_edge_bf16", BF16, 2, 2, 5, 6, 2, {0, 1, 2, 1}, {0, 1, 0, 7}, 0, false},
+};
+
 /*  graph               dt    N  C  H   W  P   Q   sh   sw        linear coord round */
 static const ResizeCase resize_cases[] = {
     {"up_nearest_f32", F32, 2, 3, 5, 7, 10, 14, 2, 2, false, 2, 2},
@@ -196,6 +266,7 @@ int main(void) {
     for (int f = 0; f < 2 && mods[0] && mods[1]; f++) {
         for (size_t i = 0; i < sizeof resize_cases / sizeof *resize_cases; i++) test_resize(mods[f], &resize_cases[i], !f);
         for (size_t i = 0; i < sizeof deconv_cases / sizeof *deconv_cases; i++) test_deconv(mods[f], &deconv_cases[i], !f);
+        for (size_t i = 0; i < sizeof pad_cases / sizeof *pad_cases; i++) test_pad(mods[f], &pad_cases[i], !f);
     }
     for (int f = 0; f < 2; f++)
         if (mods[f]) tlrt_module_unload(mods[f]);

@@ -626,8 +626,9 @@ static void test_must_pass_imports(void) {
         static uint8_t buf[1 << 20];
         size_t len = fread(buf, 1, sizeof buf, f);
         fclose(f);
-        /* Integer inputs (Reshape's shape in the node tests) are folded in by the runner from the data
-         * set; without it such a model is correctly refused. */
+        /* Integer inputs (Reshape's shape in the node tests) and float inputs read as a Resize's scales or a
+         * Pad's value are folded in by the runner from the data set; without it such a model is correctly
+         * refused. */
         char err[200];
         OnnxModel *om = onnx_model_load(buf, len, err, sizeof err);
         CHECK(om != NULL);
@@ -636,6 +637,13 @@ static void test_must_pass_imports(void) {
             const Onnx__TypeProto *tp = om->inputs[i]->type;
             int et = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
             int_inputs |= et != ONNX_DT_FLOAT && et != ONNX_DT_FLOAT16 && et != ONNX_DT_BFLOAT16;
+            for (size_t k = 0; k < om->graph->n_node; k++) {
+                const Onnx__NodeProto *nd = om->graph->node[k];
+                bool attr_like = !strcmp(nd->op_type, "Resize") || !strcmp(nd->op_type, "Upsample") ||
+                                 !strcmp(nd->op_type, "Pad");
+                for (size_t j = 1; attr_like && j < nd->n_input; j++)
+                    int_inputs |= !strcmp(nd->input[j], om->inputs[i]->name);
+            }
         }
         onnx_model_free(om);
         if (int_inputs) continue;

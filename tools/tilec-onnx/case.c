@@ -142,8 +142,9 @@ static bool is_int_dtype(int dt) {
 /* ---------------------------------------------------------------- the model as compiled */
 
 /* Whether graph input `name` is read only as the scales of a Resize (input 2; input 1 before opset 11) or
- * an Upsample (input 1): attribute-like data, which the importer needs as a constant. */
-static bool only_scales(const OnnxModel *m, const char *name) {
+ * an Upsample (input 1), or as a Pad's constant_value (input 2): attribute-like data, which the importer
+ * needs as a constant. */
+static bool only_attribute_like(const OnnxModel *m, const char *name) {
     const Onnx__GraphProto *g = m->graph;
     int uses = 0;
     for (size_t i = 0; i < g->n_node; i++) {
@@ -151,7 +152,8 @@ static bool only_scales(const OnnxModel *m, const char *name) {
         for (size_t k = 0; k < n->n_input; k++) {
             if (!n->input[k] || strcmp(n->input[k], name) != 0) continue;
             bool resize = n->op_type && !strcmp(n->op_type, "Resize"), up = n->op_type && !strcmp(n->op_type, "Upsample");
-            if (!((resize && (k == 1 || k == 2)) || (up && k == 1))) return false;
+            bool pad = n->op_type && !strcmp(n->op_type, "Pad");
+            if (!((resize && (k == 1 || k == 2)) || (up && k == 1) || (pad && k == 2))) return false;
             uses++;
         }
     }
@@ -160,9 +162,9 @@ static bool only_scales(const OnnxModel *m, const char *name) {
     return uses > 0;
 }
 
-/* Inputs folded into the model as constants: integers (shapes, axes) and a Resize's scales. */
+/* Inputs folded into the model as constants: integers (shapes, axes), a Resize's scales, a Pad's value. */
 static bool folds_input(const OnnxModel *m, const DataSet *ds, int i) {
-    return is_int_dtype(ds->in[i].dtype) || (m->inputs[i]->name && only_scales(m, m->inputs[i]->name));
+    return is_int_dtype(ds->in[i].dtype) || (m->inputs[i]->name && only_attribute_like(m, m->inputs[i]->name));
 }
 
 /* Integer-typed graph inputs cannot be tensors of a tilec graph (f32/f16/bf16 only); ONNX's node tests
