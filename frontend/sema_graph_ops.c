@@ -360,7 +360,7 @@ static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
     return ok ? r : NULL;
 }
 
-/* resize(x, scale | size, mode = nearest, coord, round = floor): PyTorch's interpolate; coord defaults to what
+/* resize(x, scale | size, mode = nearest, coord, nearest_mode = floor): PyTorch's interpolate; coord defaults to what
  * PyTorch's mode computes (nearest: asymmetric, linear with align_corners=False: half_pixel). */
 static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
     Value *t[GMAXP];
@@ -389,7 +389,7 @@ static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
         }
         for (int i = 0; i < n; i++) {
             const Ast *v = e->kind == AST_LIST ? e->args[i] : e;
-            if (!float_value(s, v, what(s, op, 1), &a.scale[i])) return NULL;
+            if (!v || !float_value(s, v, what(s, op, 1), &a.scale[i])) return NULL;
             if (!(a.scale[i] > 0)) {
                 diag_error(s->d, v->loc, "%s must be positive, got %g", what(s, op, 1), a.scale[i]);
                 return NULL;

@@ -12,7 +12,7 @@ static int const_floats(OnnxImport *x, int i, const char *what, double *out, int
     const OnnxTensor *t = ox_const_input(x, i, what);
     if (!t) return -1;
     if (t->rank > 1 || t->numel > (size_t)cap) {
-        ox_error(x, "malformed model: %s %s has %zu values for a rank-%d input", x->op, what, t->numel, cap);
+        ox_error(x, "malformed model: %s %s has %zu values (at most %d, one per dim)", x->op, what, t->numel, cap);
         return -1;
     }
     for (size_t k = 0; k < t->numel; k++) out[k] = onnx_tensor_get_f64(t, k);
