@@ -367,6 +367,99 @@ static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
     return ok ? r : NULL;
 }
 
+/* resize(x, scale | size, mode = nearest, coord, nearest_mode = floor): PyTorch's interpolate; coord defaults to what
+ * PyTorch's mode computes (nearest: asymmetric, linear with align_corners=False: half_pixel). */
+static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
+    Value *t[GMAXP];
+    const char *mode = "nearest", *coord = NULL, *round = graph_resize_rounds()[GRAPH_RESIZE_FLOOR];
+    bool ok = operands(s, g, op, args, t);
+    ok &= arg_ident(s, op, args, 3, graph_resize_modes(), &mode);
+    ok &= !args[4] || arg_ident(s, op, args, 4, graph_resize_coords(), &coord);
+    ok &= arg_ident(s, op, args, 5, graph_resize_rounds(), &round);
+    if (!ok) return NULL;
+    if (!args[1] == !args[2]) {
+        diag_error(s->d, call->loc, "'resize' takes 'scale' or 'size' (one of them)");
+        return NULL;
+    }
+    GbResize a = {.mode = graph_resize_code(graph_resize_modes(), mode),
+                  .round = graph_resize_code(graph_resize_rounds(), round), .size = {-1, -1}};
+    a.coord = coord ? graph_resize_code(graph_resize_coords(), coord)
+                    : a.mode == GRAPH_RESIZE_NEAREST ? GRAPH_RESIZE_ASYMMETRIC : GRAPH_RESIZE_HALF_PIXEL;
+    if (!t[0]) return NULL;
+    int rank = t[0]->type->rank;
+    if (args[1]) {
+        const Ast *e = args[1];
+        int n = e->kind == AST_LIST ? e->nargs : 1;
+        if (n != 1 && n != 2) {
+            diag_error(s->d, e->loc, "%s must be a number or a list of 2 numbers", what(s, op, 1));
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) {
+            const Ast *v = e->kind == AST_LIST ? e->args[i] : e;
+            if (!v || !float_value(s, v, what(s, op, 1), &a.scale[i])) return NULL;
+            if (!(a.scale[i] > 0)) {
+                diag_error(s->d, v->loc, "%s must be positive, got %g", what(s, op, 1), a.scale[i]);
+                return NULL;
+            }
+        }
+        if (n == 1) a.scale[1] = a.scale[0];
+    } else {
+        static const int lens[] = {2, 0};
+        int v[2];
+        int n = int_list(s, args[2], what(s, op, 2), 1, true, lens, v);
+        if (!n) return NULL;
+        if (n == 1) v[1] = v[0];
+        for (int i = 0; i < 2 && rank >= 2; i++) {
+            int d = rank - 2 + i;
+            if (t[0]->type->sym && t[0]->type->sym[d]) {
+                diag_error(s->d, args[2]->loc, "'size' of 'resize' needs a literal dim %d, but %s has a symbol there",
+                           d, sema_tstr(s, t[0]->type));
+                return NULL;
+            }
+            a.size[i] = v[i];
+            a.scale[i] = (double)v[i] / (double)t[0]->type->dims[d];
+        }
+    }
+    return gb_resize(g, call->loc, t[0], &a);
+}
+
+/* pad(x, pads, mode = constant, value = 0): PyTorch's F.pad, pads as (before, after) pairs from the last dim
+ * backwards: [left, right, top, bottom, ...]. */
+static Value *op_pad(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
+    static const int any[] = {0};
+    Value *t[GMAXP];
+    const char *mode = graph_pad_modes()[GRAPH_PAD_CONSTANT];
+    double value = 0;
+    int p[GMAXP];
+    bool ok = operands(s, g, op, args, t);
+    int n = int_list(s, args[1], what(s, op, 1), 0, false, any, p);
+    ok &= n > 0;
+    ok &= arg_ident(s, op, args, 2, graph_pad_modes(), &mode);
+    ok &= arg_float(s, op, args, 3, &value);
+    if (!ok || !t[0]) return NULL;
+    int rank = t[0]->type->rank;
+    if (n % 2 || n / 2 > rank) {
+        diag_error(s->d, args[1]->loc, "%s must hold (before, after) pairs for at most the %d dims of %s, got %d "
+                   "values", what(s, op, 1), rank, sema_tstr(s, t[0]->type), n);
+        return NULL;
+    }
+    int64_t before[GMAXP] = {0}, after[GMAXP] = {0};
+    for (int i = 0; i < n / 2; i++) before[rank - 1 - i] = p[2 * i], after[rank - 1 - i] = p[2 * i + 1];
+    return gb_pad(g, call->loc, t[0], (GraphPadMode)graph_resize_code(graph_pad_modes(), mode), before, after, value);
+}
+
+static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
+    Value *t[GMAXP];
+    GbConvT a = {.stride = {1, 1}, .dilation = {1, 1}, .groups = 1};
+    bool ok = operands(s, g, op, args, t);
+    ok &= arg_pair(s, op, args, 3, a.stride);
+    ok &= arg_pad(s, op, args, 4, a.padding);
+    ok &= arg_pair(s, op, args, 5, a.output_padding);
+    ok &= arg_int(s, op, args, 6, &a.groups);
+    ok &= arg_pair(s, op, args, 7, a.dilation);
+    return ok ? gb_conv_transpose(g, call->loc, t[0], t[1], t[2], &a) : NULL;
+}
+
 #define X {"x", GP_TENSOR, 0}
 #define NOMIN INT32_MIN
 /* Rows with a NULL name take the name of their kind (ir/graph_ops.def): the table is the only place a
@@ -396,6 +489,12 @@ static const GraphOp graph_ops[] = {
     {NULL, 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, GK_MEAN},
     {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MAX},
     {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MIN},
+    {"resize", 1, {X, {"scale", GP_FLOAT, 0}, {"size", GP_PAIR, 1}, {"mode", GP_IDENT, 0}, {"coord", GP_IDENT, 0},
+                   {"nearest_mode", GP_IDENT, 0}}, op_resize, -1},
+    {"pad", 2, {X, {"pads", GP_INTS, 0}, {"mode", GP_IDENT, 0}, {"value", GP_FLOAT, NOMIN}}, op_pad, -1},
+    {"conv_transpose2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1},
+                             {"padding", GP_PAD, 0}, {"output_padding", GP_PAIR, 0}, {"groups", GP_INT, 1},
+                             {"dilation", GP_PAIR, 1}}, op_conv_transpose, -1},
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) SRC_ROW_##SRC(ID)
 #define SRC_ROW_0(ID)
 #define SRC_ROW_1(ID) {NULL, 1, {X}, op_unary, GK_##ID},

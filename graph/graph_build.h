@@ -19,6 +19,7 @@
 #include "../ir/ir.h"
 #include "../support/diag.h"
 #include "../ir/graph_kinds.h"
+#include "../ir/graph_resize.h"
 
 typedef struct GraphBuilder GraphBuilder;
 
@@ -86,6 +87,33 @@ Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int 
  * j of it x's element starts[i] + j * steps[i] along dim i, which must lie inside a literal dim of x. */
 Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
                 const int64_t *sizes, int n);
+
+/* x resized along its last two dims (rank 2..4; the dims before them are kept): graph.resize. scale[i]
+ * (> 0) is the scale of the coordinate transform along dim rank-2+i (ONNX's given scale, or out/in when
+ * sizes were given); size[i] the output length, or -1 for floor(in * scale[i]) (a literal input dim, or a
+ * whole-number scale of a symbolic one). */
+typedef struct GbResize {
+    GraphResizeMode mode;
+    GraphResizeCoord coord;
+    GraphResizeRound round; /* nearest mode's rounding */
+    double scale[2];
+    int64_t size[2];
+} GbResize;
+Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a);
+
+/* x padded (rank 1..6): dim i gets before[i] elements in front and after[i] behind (each 0..2^20), filled by
+ * mode: the constant value, a reflection (pads smaller than the dim) or the edge element: graph.pad. The
+ * padded dims must be literals or unpadded. */
+Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
+              double value);
+
+/* The transposed 2-D convolution (graph.conv_transpose): x [N, C, H, W], w [C, K/groups, R, S], bias [K] or
+ * NULL; y [N, K, P, Q] with P = (H - 1) * stride - pad_top - pad_bottom + dilation * (R - 1) + output_padding + 1
+ * (Q likewise). output_padding[i] < max(stride[i], dilation[i]) as PyTorch requires. */
+typedef struct GbConvT {
+    int stride[2], padding[4] /* top, left, bottom, right */, output_padding[2], dilation[2], groups;
+} GbConvT;
+Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, const GbConvT *a);
 
 /* Checks v's inferred type against a declared one (a tensor type: a graph's declared result, an ONNX
  * output's value_info): element type and rank equal; per dim, provably equal is fine, provably

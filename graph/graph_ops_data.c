@@ -1,5 +1,6 @@
 /* The graph op constructors that move data between tensors without arithmetic (graph_build.h): concat,
- * transpose, slice. */
+ * transpose, slice, pad. */
+#include <math.h>
 #include "graph_internal.h"
 
 #define T(v) gb_tstr(g, (v)->type)
@@ -97,5 +98,50 @@ Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, co
     Op *op = gb_emit(g, OP_G_SLICE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
     ir_op_set_attr(g->m, op, "starts", gb_ints(g, st, n));
     ir_op_set_attr(g->m, op, "steps", gb_ints(g, sp, n));
+    return op->results;
+}
+
+Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
+              double value) {
+    if (!gb_operands(g, loc, "pad", &x, 1)) return NULL;
+    int rank = x->type->rank;
+    if (rank < 1 || rank > 6) {
+        gb_error(g, loc, "pad: the input must have rank 1 to 6, got %s", T(x));
+        return NULL;
+    }
+    if (!isfinite(value)) {
+        gb_error(g, loc, "pad: the value must be finite, got %g", value);
+        return NULL;
+    }
+    GbDim dims[6];
+    int b[6], e[6];
+    for (int i = 0; i < rank; i++) {
+        if (before[i] < 0 || after[i] < 0 || before[i] > 1 << 20 || after[i] > 1 << 20) {
+            gb_error(g, loc, "pad: the pads of dim %d must be from 0 to %d, got %lld and %lld", i, 1 << 20,
+                     (long long)before[i], (long long)after[i]);
+            return NULL;
+        }
+        b[i] = (int)before[i], e[i] = (int)after[i];
+        if (!b[i] && !e[i]) {
+            gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
+            continue;
+        }
+        int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
+        if (d < 0) {
+            gb_error(g, loc, "pad: dim %d of %s is padded, so it must be a literal", i, T(x));
+            return NULL;
+        }
+        if (mode == GRAPH_PAD_REFLECT && (b[i] >= d || e[i] >= d)) {
+            gb_error(g, loc, "pad: a reflection of dim %d of %s needs pads smaller than %lld, got %d and %d", i, T(x),
+                     (long long)d, b[i], e[i]);
+            return NULL;
+        }
+        dims[i] = (GbDim){.lit = d + b[i] + e[i]};
+    }
+    Op *op = gb_emit(g, OP_G_PAD, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
+    ir_op_set_attr(g->m, op, "mode", ir_attr_string(g->m, graph_pad_modes()[mode]));
+    ir_op_set_attr(g->m, op, "before", gb_ints(g, b, rank));
+    ir_op_set_attr(g->m, op, "after", gb_ints(g, e, rank));
+    ir_op_set_attr(g->m, op, "value", ir_attr_float(g->m, value));
     return op->results;
 }

@@ -6,6 +6,7 @@
 #include "dot_engine.h"
 #include "layout.h"
 #include "graph_kinds.h"
+#include "graph_resize.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -598,6 +599,22 @@ static bool ints_attr(Verifier *v, Op *op, const char *name, int n, int64_t lo) 
     return ok;
 }
 
+/* graph.resize: rank 2..4 (the last two dims resampled), its names from graph_resize.h, two positive scales. */
+static void check_resize(Verifier *v, Op *op) {
+    if (OPND(0)->rank < 2 || OPND(0)->rank > 4) {
+        ERR("'%s' needs an operand of rank 2 to 4, got %s", NAME, T(OPND(0)));
+        return;
+    }
+    if (!enum_attr(v, op, "mode", graph_resize_modes()) || !enum_attr(v, op, "coord", graph_resize_coords())) return;
+    const char *mode = ir_op_attr_str(op, "mode");
+    if (!strcmp(mode, graph_resize_modes()[GRAPH_RESIZE_NEAREST]) && !enum_attr(v, op, "nearest_mode", graph_resize_rounds()))
+        return;
+    const Attr *a = ir_op_attr(op, "scales");
+    bool ok = attr_is(a, ATTR_ARRAY) && a->n == 2;
+    for (int i = 0; ok && i < 2; i++) ok = attr_is(a->items[i], ATTR_FLOAT) && a->items[i]->f > 0;
+    if (!ok) ERR("'%s' needs an attribute 'scales': a list of 2 positive floats", NAME);
+}
+
 static bool rank_of(Verifier *v, Op *op, const Type *t, const char *what, int lo, int hi) {
     if (t->rank >= lo && t->rank <= hi) return true;
     if (lo == hi) ERR("'%s' %s must have rank %d, got %s", NAME, what, lo, T(t));
@@ -775,6 +792,18 @@ static void check_graph(Verifier *v, Op *op) {
         }
         break;
     }
+    case OP_G_RESIZE: check_resize(v, op); break;
+    case OP_G_PAD:
+        if (enum_attr(v, op, "mode", graph_pad_modes()) && ints_attr(v, op, "before", OPND(0)->rank, 0) &&
+            ints_attr(v, op, "after", OPND(0)->rank, 0))
+            kind_attr(v, op, "value", ATTR_FLOAT, "a float");
+        break;
+    case OP_G_CONV_TRANSPOSE:
+        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, OPND(1), "weight", 4, 4)) return;
+        if (ints_attr(v, op, "stride", 2, 1) && ints_attr(v, op, "padding", 4, 0) &&
+            ints_attr(v, op, "output_padding", 2, 0) && ints_attr(v, op, "dilation", 2, 1))
+            int_attr_in(v, op, "groups", 1, INT32_MAX, NULL);
+        break;
     default: break; /* graph.reshape: no attributes */
     }
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */

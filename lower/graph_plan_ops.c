@@ -4,6 +4,7 @@
  * with the instance's tile sizes. */
 #include <string.h>
 #include "lower/graph_plan_internal.h"
+#include "ir/graph_resize.h"
 
 /* ------------------------------------------------------------ attributes */
 
@@ -651,6 +652,108 @@ static bool lower_slice(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_resize on [N, C, H, W] views (rank < 4 left-padded with 1s); each scale goes as two f32 arguments whose
+ * sum is the f64 value (hi + lo), so the kernel's f64 coordinates see ONNX's scale. */
+static bool lower_resize(GpGraph *g, Op *op) {
+    const char *mode = ir_op_attr_str(op, "mode"), *coord = ir_op_attr_str(op, "coord");
+    const char *round = ir_op_attr_str(op, "nearest_mode");
+    int lin = graph_resize_code(graph_resize_modes(), mode), cc = graph_resize_code(graph_resize_coords(), coord);
+    int rc = lin == GRAPH_RESIZE_NEAREST ? graph_resize_code(graph_resize_rounds(), round) : 0;
+    const Attr *sc = ir_op_attr(op, "scales");
+    if (lin < 0) return bad_attr(g, op, "mode", "\"nearest\" or \"linear\"");
+    if (cc < 0) return bad_attr(g, op, "coord", "a coordinate transform of graph.resize");
+    if (rc < 0) return bad_attr(g, op, "nearest_mode", "a rounding of graph.resize");
+    bool ok = sc && sc->kind == ATTR_ARRAY && sc->n == 2;
+    for (int i = 0; ok && i < 2; i++) ok = sc->items[i]->kind == ATTR_FLOAT && sc->items[i]->f > 0;
+    if (!ok) return bad_attr(g, op, "scales", "2 positive floats");
+    int x = operand(g, op, 0, 2, 4);
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 2, 4) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
+    int pad = 4 - X->rank;
+    const char *xs[4], *ys[4];
+    for (int i = 0; i < 4; i++) {
+        xs[i] = i < pad ? "1" : X->dims[i - pad];
+        ys[i] = i < pad ? "1" : Y->dims[i - pad];
+    }
+    const char *names[] = {"T", "LINEAR", "COORD", "ROUND"};
+    const char *values[] = {T, lin == GRAPH_RESIZE_LINEAR ? "true" : "false", itoa_a(g, cc), itoa_a(g, rc)};
+    Func *k = gp_kernel(g, "std_resize", names, values, 4, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, ys[2], ys[3]), block), ys[1], ys[0], op->loc);
+    gp_arg_view(g, l, x, NULL, 0, xs, 4);
+    gp_arg_view(g, l, y, NULL, 0, ys, 4);
+    for (int i = 0; i < 2; i++) {
+        double s = sc->items[i]->f;
+        float hi = (float)s;
+        gp_arg_f32(g, l, hi);
+        gp_arg_f32(g, l, (float)(s - (double)hi));
+    }
+    return true;
+}
+
+/* std_pad on 6-D views (left-padded with 1s and no padding); the front pads as i32 arguments, then the value. */
+static bool lower_pad(GpGraph *g, Op *op) {
+    int mode = graph_resize_code(graph_pad_modes(), ir_op_attr_str(op, "mode"));
+    double value;
+    if (mode < 0) return bad_attr(g, op, "mode", "\"constant\", \"reflect\" or \"edge\"");
+    if (!need_attr(g, op, "value", "a number") || !attr_f64(g, op, "value", 0.0, &value)) return false;
+    int x = operand(g, op, 0, 1, GP_ELEMWISE_RANK);
+    const char *T = x < 0 ? NULL : gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_ELEMWISE_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
+    int r = X->rank, pad = GP_ELEMWISE_RANK - r, before[GP_ELEMWISE_RANK];
+    if (!attr_ints(g, op, "before", r, 0, 1 << 20, before)) return false;
+    const char *xs[GP_ELEMWISE_RANK], *ys[GP_ELEMWISE_RANK];
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) {
+        xs[i] = i < pad ? "1" : X->dims[i - pad];
+        ys[i] = i < pad ? "1" : Y->dims[i - pad];
+    }
+    Func *k = gp_kernel(g, "std_pad", (const char *[]){"T", "MODE"}, (const char *[]){T, itoa_a(g, mode)}, 2, op->loc);
+    int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
+    if (block < 1) return false;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, ys, 0, GP_ELEMWISE_RANK), block), "1", "1", op->loc);
+    gp_arg_view(g, l, x, NULL, 0, xs, GP_ELEMWISE_RANK);
+    gp_arg_view(g, l, y, NULL, 0, ys, GP_ELEMWISE_RANK);
+    for (int i = 0; i < GP_ELEMWISE_RANK; i++) gp_arg_i32(g, l, i < pad ? "0" : itoa_a(g, before[i - pad]));
+    gp_arg_f32(g, l, value);
+    return true;
+}
+
+/* std_conv_transpose2d: a gather over the output (each output pixel sums the taps whose input pixel lands on
+ * it), so no zero insertion and no atomics; the bottom/right padding and output_padding only change P and Q,
+ * which come from y's view. */
+static bool lower_conv_transpose(GpGraph *g, Op *op) {
+    int stride[2], pad[4], opad[2], dil[2], groups;
+    if (!attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) || !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) ||
+        !attr_ints(g, op, "output_padding", 2, 0, 1 << 20, opad) || !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) ||
+        !attr_int(g, op, "groups", 1, 1 << 30, &groups))
+        return false;
+    int x = operand(g, op, 0, 4, 4), w = x < 0 ? -1 : operand(g, op, 1, 4, 4);
+    int b = w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
+    if (w < 0 || (op->num_operands > 2 && b < 0)) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 4, 4) : -1;
+    if (y < 0) return false;
+    const char *names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
+    const char *values[] = {T, itoa_a(g, stride[0]), itoa_a(g, stride[1]), itoa_a(g, pad[0]), itoa_a(g, pad[1]),
+                            itoa_a(g, dil[0]), itoa_a(g, dil[1]), itoa_a(g, groups)};
+    Func *k = gp_kernel(g, "std_conv_transpose2d", names, values, 8, op->loc);
+    int64_t bp = k ? gp_kconst(g, k, "BLOCK_P", op->loc) : 0, bk = k ? gp_kconst(g, k, "BLOCK_K", op->loc) : 0;
+    if (bp < 1 || bk < 1) return false;
+    const char *const *yd = gp_t(g, y)->dims;
+    if (b < 0) b = gp_zero_buffer(g, T, 1, &yd[1]);
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, yd[2], yd[3]), bp), gp_cdiv(g, yd[1], bk), yd[0], op->loc);
+    gp_arg_view(g, l, x, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, w, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, b, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, y, NULL, 0, NULL, 0);
+    return true;
+}
+
 bool gp_lower_op(GpGraph *g, Op *op) {
     if (op->num_results != 1) {
         diag_error(g->d, op->loc, "internal error: '%s' must have one result", op_name(op));
@@ -672,6 +775,9 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_CONCAT: return lower_concat(g, op);
     case OP_G_TRANSPOSE: return lower_transpose(g, op);
     case OP_G_SLICE: return lower_slice(g, op);
+    case OP_G_RESIZE: return lower_resize(g, op);
+    case OP_G_CONV_TRANSPOSE: return lower_conv_transpose(g, op);
+    case OP_G_PAD: return lower_pad(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

@@ -68,6 +68,9 @@ void ox_op_layer_norm(OnnxImport *x);
 /* ONNX Slice and Split (onnx_slice.c). */
 void ox_op_slice(OnnxImport *x);
 void ox_op_split(OnnxImport *x);
+/* ONNX Resize and Upsample (onnx_resize.c). */
+void ox_op_resize(OnnxImport *x);
+void ox_op_upsample(OnnxImport *x);
 /* Input i's value when it is an integer tensor known at import time (shape arithmetic), else NULL. */
 const OnnxTensor *ox_int_const(OnnxImport *x, int i);
 /* How many node inputs and graph outputs of the model name `name` (onnx_patterns.c). */

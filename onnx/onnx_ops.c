@@ -518,6 +518,90 @@ static void op_conv(OnnxImport *x) {
     ox_set_output(x, 0, nsp == 1 ? drop_unit_height(x, y) : y);
 }
 
+/* Python's floor division (ONNX's pad formulas are written with it). */
+static int64_t floordiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* ConvTranspose: w is [C, K/group, kH, kW]. output_shape or auto_pad SAME_* give the pads by ONNX's formula
+ * (total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out); a negative end pad (an output
+ * larger than the kernels reach) becomes extra output_padding. */
+static void op_conv_transpose(OnnxImport *x) {
+    Value *v = ox_input(x, 0);
+    Value *w = v ? ox_input(x, 1) : NULL;
+    Value *bias = NULL;
+    if (!w || (ox_has_input(x, 2) && !(bias = ox_input(x, 2)))) return;
+    if (!spatial_rank(x, v)) return;
+    int r = ox_rank(v), nsp = r - 2;
+    if (ox_rank(w) != r) {
+        ox_error(x, "malformed model: ConvTranspose weight of rank %d for an input of rank %d", ox_rank(w), r);
+        return;
+    }
+    int64_t kernel[2], in[2], opad[2], oshape[ONNX_MAX_RANK];
+    for (int i = 0; i < nsp; i++) {
+        kernel[i] = ox_dim(w, 2 + i);
+        in[i] = ox_dim(v, 2 + i);
+    }
+    char buf[32];
+    const char *ap = ox_attr_string(x, "auto_pad", "NOTSET", buf, sizeof buf);
+    bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) {
+        ox_error(x, "unsupported attribute: ConvTranspose auto_pad=%s", ap);
+        return;
+    }
+    Spatial sp;
+    int64_t pads[4];
+    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp.k) || !read_list(x, "strides", nsp, 1, 1, sp.s) ||
+        !read_list(x, "dilations", nsp, 1, 1, sp.d) || !read_list(x, "pads", 2 * nsp, 0, 0, pads) ||
+        !read_list(x, "output_padding", nsp, 0, 0, opad))
+        return;
+    int nos = ox_attr(x, "output_shape") ? ox_attr_ints(x, "output_shape", oshape, ONNX_MAX_RANK) : 0;
+    if (nos < 0) return;
+    if (nos && nos != nsp && nos != r) {
+        ox_error(x, "malformed model: ConvTranspose output_shape has %d values for %d spatial dims", nos, nsp);
+        return;
+    }
+    for (int i = 0; i < nsp; i++) {
+        if (sp.k[i] < 0) sp.k[i] = kernel[i];
+        if (sp.k[i] < 1 || sp.k[i] != kernel[i]) {
+            ox_error(x, "malformed model: ConvTranspose kernel_shape differs from the weight's");
+            return;
+        }
+        sp.pb[i] = strcmp(ap, "VALID") ? pads[i] : 0;
+        sp.pe[i] = strcmp(ap, "VALID") ? pads[nsp + i] : 0;
+        if (!nos && !same) continue;
+        if (in[i] < 0) {
+            ox_error(x, "unsupported shape: ConvTranspose output_shape or auto_pad with a symbolic input size");
+            return;
+        }
+        int64_t out = nos ? oshape[nos - nsp + i] : in[i] * sp.s[i];
+        int64_t total = sp.s[i] * (in[i] - 1) + opad[i] + (sp.k[i] - 1) * sp.d[i] + 1 - out;
+        int64_t half = floordiv(total, 2);
+        sp.pb[i] = !strcmp(ap, "SAME_UPPER") ? half : total - half;
+        sp.pe[i] = total - sp.pb[i];
+        if (sp.pe[i] < 0) opad[i] -= sp.pe[i], sp.pe[i] = 0;
+        if (sp.pb[i] < 0) {
+            ox_error(x, "unsupported attribute: ConvTranspose output_shape %lld needs a negative leading pad",
+                     (long long)out);
+            return;
+        }
+    }
+    int64_t group = ox_attr_int(x, "group", 1);
+    if (group < 1 || group > (1 << 20)) {
+        ox_error(x, "malformed model: ConvTranspose group=%lld", (long long)group);
+        return;
+    }
+    GbConvT a = {.groups = (int)group};
+    int k[2];
+    to_2d(nsp, &sp, k, a.stride, a.dilation, a.padding);
+    a.output_padding[0] = nsp == 1 ? 0 : (int)opad[0];
+    a.output_padding[1] = (int)opad[nsp - 1];
+    if (nsp == 1) {
+        v = add_unit_height(x, v);
+        w = add_unit_height(x, w);
+    }
+    Value *y = v && w ? gb_conv_transpose(x->g, x->loc, v, w, bias, &a) : NULL;
+    ox_set_output(x, 0, nsp == 1 ? drop_unit_height(x, y) : y);
+}
+
 static void pool(OnnxImport *x, bool is_max) {
     int pend[4];
     Value *v = is_max ? ox_input(x, 0) : ox_input_padded(x, 0, pend);
@@ -1113,6 +1197,7 @@ static const OpEntry ops[] = {
     {"Clip", op_clip, "consumed_inputs max min"},
     {"Concat", op_concat, "axis"},
     {"ConstantOfShape", op_constant_of_shape, "value"},
+    {"ConvTranspose", op_conv_transpose, "auto_pad dilations group kernel_shape output_padding output_shape pads strides"},
     {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
     {"Div", op_table_binary, "broadcast axis consumed_inputs"},
     {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
@@ -1151,6 +1236,8 @@ static const OpEntry ops[] = {
     {"ReduceSumSquare", op_table_reduce, "axes keepdims noop_with_empty_axes"},
     {"Relu", op_table_unary, "consumed_inputs"},
     {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
+    {"Resize", ox_op_resize, "antialias axes coordinate_transformation_mode cubic_coeff_a exclude_outside "
+                             "extrapolation_value keep_aspect_ratio_policy mode nearest_mode"},
     {"Selu", op_selu, "alpha gamma consumed_inputs"},
     {"Shape", op_shape, "end start"},
     {"Sigmoid", op_table_unary, "consumed_inputs"},
@@ -1165,6 +1252,7 @@ static const OpEntry ops[] = {
     {"ThresholdedRelu", op_thresholded_relu, "alpha"},
     {"Transpose", op_transpose, "perm"},
     {"Unsqueeze", op_unsqueeze, "axes"},
+    {"Upsample", ox_op_upsample, "mode scales"},
 };
 
 OxHandler *ox_find_handler(const char *op_type, const char **attrs) {

@@ -2,7 +2,7 @@
  * read only by a Conv or an AveragePool (PyTorch exports avg_pool2d with padding and count_include_pad as
  * Pad + AveragePool) is folded into that op's padding: the consumer's handler adds it (ox_input_padded),
  * and an AveragePool then counts the padded zeros (count_include_pad), as the explicit Pad makes them
- * input elements. Other pads need a pad kernel and are refused with the reason. */
+ * input elements. Any other Pad (constant, reflect, edge; not negative) is graph.pad. */
 #include <string.h>
 #include "onnx_internal.h"
 
@@ -79,6 +79,15 @@ void ox_op_pad(OnnxImport *x) {
         ox_set_padded(x, 0, v, pad);
         return;
     }
-    ox_error(x, "unsupported op: Pad (mode=%s; only a constant-0 Pad of the spatial dims of a 4-D tensor read "
-                "by one Conv or AveragePool is supported, as that op's padding)", mode);
+    int pm = graph_resize_code(graph_pad_modes(), mode);
+    if (pm < 0) {
+        ox_error(x, "unsupported attribute: Pad mode=%s (constant, reflect and edge are supported)", mode);
+        return;
+    }
+    for (int i = 0; i < r; i++)
+        if (b[i] < 0 || e[i] < 0) {
+            ox_error(x, "unsupported attribute: Pad with negative pads (a crop) of dim %d", i);
+            return;
+        }
+    ox_set_output(x, 0, gb_pad(x->g, x->loc, v, (GraphPadMode)pm, b, e, value));
 }

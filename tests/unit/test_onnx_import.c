@@ -504,6 +504,71 @@ static void test_reshape(void) {
 }
 
 /* Truncations and byte flips of a valid model: an error or a graph, never a crash (ASan checks). */
+/* Resize (opset 13) of x [N, 3, 4, 5] by constant scales [1, 1, s2, s3]; an attribute and its value. */
+static void build_resize(Mb *b, float s1, const char *attr, const char *value) {
+    static int64_t xd[4] = {0, 3, 4, 5}, sd[1] = {4};
+    static char *in[3] = {"x", "", "scales"};
+    mb_init(b, 13);
+    mb_input(b, "x", 4, xd);
+    mb_init_tensor(b, "scales", 1, sd);
+    float sc[4] = {1, s1, 2, 1.5f};
+    memcpy(b->init_data[0], sc, sizeof sc);
+    Onnx__NodeProto *n = mb_node(b, "Resize", 3, in, "y");
+    if (attr) mb_attr_str(b, n, attr, value);
+    mb_output(b, "y", -1, NULL);
+}
+
+static void test_resize(void) {
+    Mb b;
+    build_resize(&b, 1, "mode", "linear");
+    Imported r = import_mb(&b);
+    CHECK(r.ok && contains(r.ir, "graph.resize %x {coord = \"half_pixel\", mode = \"linear\", scales = [2.0, 1.5]} : "
+                                 "tensor<f32>[N, 3, 8, 7]"));
+    imported_free(&r);
+    build_resize(&b, 1, NULL, NULL);
+    r = import_mb(&b);
+    CHECK(r.ok && contains(r.ir, "mode = \"nearest\", nearest_mode = \"round_prefer_floor\""));
+    imported_free(&r);
+    const char *refused[][3] = {
+        {"mode", "cubic", "t.onnx:1:1: error: unsupported attribute: Resize mode=cubic"},
+        {"coordinate_transformation_mode", "tf_crop_and_resize", "coordinate_transformation_mode=tf_crop_and_resize"},
+        {"coordinate_transformation_mode", "half_pixel_symmetric", "coordinate_transformation_mode=half_pixel_symmetric"},
+        {"nearest_mode", "round_to_zero", "unsupported attribute: Resize nearest_mode=round_to_zero"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        build_resize(&b, 1, refused[i][0], refused[i][1]);
+        r = import_mb(&b);
+        CHECK(!r.ok && contains(r.diags, refused[i][2]));
+        imported_free(&r);
+    }
+    build_resize(&b, 2, NULL, NULL); /* the channels scaled */
+    r = import_mb(&b);
+    CHECK(!r.ok && contains(r.diags, "unsupported shape: Resize of dim 1 (only the last two dims are resized)"));
+    imported_free(&r);
+}
+
+/* ConvTranspose of x [N, 2, 3, 3] by w [2, 4, 3, 3] (group 2: 8 outputs), stride 2, output_padding 1. */
+static void test_conv_transpose(void) {
+    static int64_t xd[4] = {0, 2, 3, 3}, wd[4] = {2, 4, 3, 3}, two[2] = {2, 2}, one[2] = {1, 1}, os[2] = {8, 8};
+    static char *in[2] = {"x", "w"};
+    Mb b;
+    for (int k = 0; k < 2; k++) {
+        mb_init(&b, 13);
+        mb_input(&b, "x", 4, xd);
+        mb_init_tensor(&b, "w", 4, wd);
+        Onnx__NodeProto *n = mb_node(&b, "ConvTranspose", 2, in, "y");
+        mb_attr_ints(&b, n, "strides", two, 2);
+        mb_attr_ints(&b, n, k ? "output_shape" : "output_padding", k ? os : one, 2);
+        mb_attr_int(&b, n, "group", 2);
+        mb_output(&b, "y", -1, NULL);
+        Imported r = import_mb(&b);
+        /* output_shape needs the input size to derive the pads: the batch is symbolic, H and W are not */
+        CHECK(r.ok && contains(r.ir, "graph.conv_transpose %x, %w {dilation = [1, 1], groups = 2, output_padding = "
+                                     "[1, 1], padding = [0, 0, 0, 0], stride = [2, 2]} : tensor<f32>[N, 8, 8, 8]"));
+        imported_free(&r);
+    }
+}
+
 static void test_malformed(void) {
     Imported r = import_bytes("", 0);
     CHECK(!r.ok && contains(r.diags, "malformed model"));
@@ -561,8 +626,9 @@ static void test_must_pass_imports(void) {
         static uint8_t buf[1 << 20];
         size_t len = fread(buf, 1, sizeof buf, f);
         fclose(f);
-        /* Integer inputs (Reshape's shape in the node tests) are folded in by the runner from the data
-         * set; without it such a model is correctly refused. */
+        /* Integer inputs (Reshape's shape in the node tests) and float inputs read as a Resize's scales or a
+         * Pad's value are folded in by the runner from the data set; without it such a model is correctly
+         * refused. */
         char err[200];
         OnnxModel *om = onnx_model_load(buf, len, err, sizeof err);
         CHECK(om != NULL);
@@ -571,6 +637,13 @@ static void test_must_pass_imports(void) {
             const Onnx__TypeProto *tp = om->inputs[i]->type;
             int et = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
             int_inputs |= et != ONNX_DT_FLOAT && et != ONNX_DT_FLOAT16 && et != ONNX_DT_BFLOAT16;
+            for (size_t k = 0; k < om->graph->n_node; k++) {
+                const Onnx__NodeProto *nd = om->graph->node[k];
+                bool attr_like = !strcmp(nd->op_type, "Resize") || !strcmp(nd->op_type, "Upsample") ||
+                                 !strcmp(nd->op_type, "Pad");
+                for (size_t j = 1; attr_like && j < nd->n_input; j++)
+                    int_inputs |= !strcmp(nd->input[j], om->inputs[i]->name);
+            }
         }
         onnx_model_free(om);
         if (int_inputs) continue;
@@ -594,6 +667,8 @@ int main(void) {
     test_gemm_transpose();
     test_reshape();
     test_malformed();
+    test_resize();
+    test_conv_transpose();
     test_must_pass_imports();
     return check_summary();
 }

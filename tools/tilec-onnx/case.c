@@ -141,6 +141,32 @@ static bool is_int_dtype(int dt) {
 
 /* ---------------------------------------------------------------- the model as compiled */
 
+/* Whether graph input `name` is read only as the scales of a Resize (input 2; input 1 before opset 11) or
+ * an Upsample (input 1), or as a Pad's constant_value (input 2): attribute-like data, which the importer
+ * needs as a constant. */
+static bool only_attribute_like(const OnnxModel *m, const char *name) {
+    const Onnx__GraphProto *g = m->graph;
+    int uses = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (!n->input[k] || strcmp(n->input[k], name) != 0) continue;
+            bool resize = n->op_type && !strcmp(n->op_type, "Resize"), up = n->op_type && !strcmp(n->op_type, "Upsample");
+            bool pad = n->op_type && !strcmp(n->op_type, "Pad");
+            if (!((resize && (k == 1 || k == 2)) || (up && k == 1) || (pad && k == 2))) return false;
+            uses++;
+        }
+    }
+    for (size_t i = 0; i < g->n_output; i++)
+        if (g->output[i]->name && !strcmp(g->output[i]->name, name)) return false;
+    return uses > 0;
+}
+
+/* Inputs folded into the model as constants: integers (shapes, axes), a Resize's scales, a Pad's value. */
+static bool folds_input(const OnnxModel *m, const DataSet *ds, int i) {
+    return is_int_dtype(ds->in[i].dtype) || (m->inputs[i]->name && only_attribute_like(m, m->inputs[i]->name));
+}
+
 /* Integer-typed graph inputs cannot be tensors of a tilec graph (f32/f16/bf16 only); ONNX's node tests
  * feed shapes and axes this way (Reshape's shape). Their values from the data set are folded into the
  * model as initializers, so the importer sees constants. Returns the bytes to compile: *out (malloc'd)
@@ -151,7 +177,7 @@ static bool fold_int_inputs(const unsigned char *bytes, size_t len, const OnnxMo
     *out_len = 0;
     int nfold = 0;
     for (int i = 0; i < m->ninputs && i < ds->nin; i++)
-        if (is_int_dtype(ds->in[i].dtype)) nfold++;
+        if (folds_input(m, ds, i)) nfold++;
     if (nfold == 0) return true;
     Onnx__ModelProto *p = onnx__model_proto__unpack(NULL, len, bytes);
     if (!p || !p->graph) {
@@ -170,7 +196,7 @@ static bool fold_int_inputs(const unsigned char *bytes, size_t len, const OnnxMo
     if (!ok) snprintf(err, cap, "out of memory");
     for (size_t i = 0; ok && i < n0; i++) inits[i] = orig[i];
     for (int i = 0; ok && i < m->ninputs && i < ds->nin; i++) {
-        if (!is_int_dtype(ds->in[i].dtype)) continue;
+        if (!folds_input(m, ds, i)) continue;
         Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, ds->in_pb_len[i], ds->in_pb[i]);
         if (!t) {
             ok = false;
@@ -647,10 +673,10 @@ static void run_case(const char *path, const unsigned char *bytes, size_t len, D
     for (int s = 1; s < nsets; s++)
         for (int i = 0; i < m0->ninputs && i < sets[0].nin && i < sets[s].nin; i++) {
             const OnnxTensor *a = &sets[0].in[i], *b = &sets[s].in[i];
-            if (!is_int_dtype(a->dtype)) continue;
+            if (!folds_input(m0, &sets[0], i)) continue;
             if (a->dtype != b->dtype || a->numel != b->numel ||
                 (a->numel && memcmp(a->data, b->data, a->numel * onnx_dtype_size(a->dtype)) != 0)) {
-                set_result(r, CASE_SKIP, "unsupported input: integer input '%s' differs between data sets",
+                set_result(r, CASE_SKIP, "unsupported input: folded input '%s' (shapes, axes, scales) differs between data sets",
                            m0->inputs[i]->name);
                 onnx_model_free(m0);
                 return;

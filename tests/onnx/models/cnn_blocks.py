@@ -21,6 +21,11 @@ model.double()), the runner's reference policy (docs/onnx.md).
   the input (the branch) is checked to be O(1) by gen_models.py.
 - inception_a: torchvision's InceptionA(64, pool_features=32): four parallel branches (1x1; 1x1 -> 5x5;
   1x1 -> 3x3 -> 3x3; 3x3 average pooling with padding -> 1x1) concatenated, 8x8 input.
+- unet_decoder: a U-Net stage with an FPN top-down path, 16x16 input: encoder conv-BN-ReLU 16 -> 32 (the
+  skip) and a stride-2 conv-BN-ReLU 32 -> 64; decoder ConvTranspose2d(64, 32, 3, stride 2, padding 1,
+  output_padding 1), concat with the skip, two conv-BN-ReLU 64 -> 32 -> 32; a 1x1 lateral of the bottleneck
+  upsampled by nearest (scale 2) added to it, then a 1x1 head 32 -> 8 and a bilinear upsampling
+  (align_corners=False) to 32x32.
 """
 import io
 import os
@@ -92,9 +97,37 @@ def inception():
     return inc.InceptionA(64, pool_features=32), [1, 64, 8, 8]
 
 
+def unet_decoder():
+    import torch
+    nn = torch.nn
+    F = torch.nn.functional
+
+    def cbr(cin, cout, stride=1):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU())
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = cbr(16, 32)
+            self.down = cbr(32, 64, stride=2)
+            self.up = nn.ConvTranspose2d(64, 32, 3, stride=2, padding=1, output_padding=1)
+            self.dec = nn.Sequential(cbr(64, 32), cbr(32, 32))
+            self.lateral = nn.Conv2d(64, 32, 1)
+            self.head = nn.Conv2d(32, 8, 1)
+
+        def forward(self, x):
+            s = self.enc(x)
+            b = self.down(s)
+            d = self.dec(torch.cat([self.up(b), s], 1))
+            f = d + F.interpolate(self.lateral(b), scale_factor=2, mode="nearest")
+            return F.interpolate(self.head(f), scale_factor=2, mode="bilinear", align_corners=False)
+    return M(), [1, 16, 16, 16]
+
+
 BLOCKS = (("silu_gelu", SiluGelu.make), ("mobilenet_v3_small", mobilenet_v3_small),
           ("efficientnet_b0", efficientnet_b0), ("densenet121", densenet), ("inception_a", inception),
-          ("convnext_tiny", convnext))
+          ("convnext_tiny", convnext), ("unet_decoder", unet_decoder))
 
 
 def cnn_cases(out, save_case, seed):

@@ -22,7 +22,7 @@ Each case is a directory as in ONNX's backend test data: model.onnx and test_dat
   model.onnx is off by 4x the limit's basis (max(expected float32 error, floor) of compare.h), with a
   random sign per channel: a planted error of 4x float32 noise that the policy must FAIL.
 - inputs/: input files that do not match fair_verdict's input (float64 data, a wrong shape).
-- cnn_*_op13, cnn_*_op17: blocks of CNN families (MobileNetV3, EfficientNet...) exported by PyTorch,
+- cnn_*_op13, cnn_*_op17: blocks of CNN families (MobileNetV3, EfficientNet, U-Net...) exported by PyTorch,
   with float32 outputs and float64 references (cnn_blocks.py; needs python3-torchvision).
 """
 import os
