@@ -9,7 +9,7 @@
 #include "tileops/internal.h"
 
 /* The embedded modules (tilec_add_kernels writes tilec_module_ID into ID.tile.c). */
-#define TILEOPS_MODULE(id, kernel, source, defines) extern const TlrtEmbeddedModule tilec_module_##id;
+#define TILEOPS_MODULE(id, kernel, source, defines, options) extern const TlrtEmbeddedModule tilec_module_##id;
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
 
@@ -17,7 +17,7 @@ static const struct {
     const TlrtEmbeddedModule *em;
     const char *kernel;
 } modules[TOPS_NMODULES] = {
-#define TILEOPS_MODULE(id, kernel, source, defines) {&tilec_module_##id, #kernel},
+#define TILEOPS_MODULE(id, kernel, source, defines, options) {&tilec_module_##id, #kernel},
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
 };
@@ -39,6 +39,11 @@ TileopsStatus tileops_create(TlrtContext *ctx, TileopsHandle **out) {
     if (!h) return TILEOPS_ERR_RUNTIME;
     h->ctx = ctx;
     h->emu = tlrt_device_kind(ctx) == TLRT_DEVICE_EMU;
+    if (tlrt_malloc(ctx, TOPS_ZERO_BYTES, &h->zero) != TLRT_OK || tlrt_memset(ctx, h->zero, 0, TOPS_ZERO_BYTES) != TLRT_OK) {
+        if (h->zero) tlrt_free(ctx, h->zero);
+        free(h);
+        return TILEOPS_ERR_RUNTIME;
+    }
     *out = h;
     return TILEOPS_OK;
 }
@@ -48,6 +53,7 @@ void tileops_destroy(TileopsHandle *h) {
     for (int i = 0; i < TOPS_NMODULES; i++)
         if (h->modules[i]) tlrt_module_unload(h->modules[i]);
     for (int i = 0; i < h->nstreams; i++) tlrt_stream_destroy(h->streams[i].s);
+    tlrt_free(h->ctx, h->zero);
     free(h);
 }
 

@@ -6,7 +6,7 @@
 
 /* The embedded modules, in modules.def order. */
 typedef enum TopsModule {
-#define TILEOPS_MODULE(id, kernel, source, defines) TOPS_MOD_##id,
+#define TILEOPS_MODULE(id, kernel, source, defines, options) TOPS_MOD_##id,
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
     TOPS_NMODULES
@@ -15,12 +15,15 @@ typedef enum TopsModule {
 /* Tile sizes the kernels are compiled with (the defaults of their `const`s in tileops/kernels and
  * lang/std): the grids below are computed from them. */
 enum {
-    TOPS_CONV_BLOCK_K = 32, TOPS_CONV_BLOCK_P = 64,        /* tileops_k_conv2d */
-    TOPS_GCONV_BLOCK_K = 16, TOPS_GCONV_BLOCK_P = 64,      /* tileops_k_conv2d_grouped */
-    TOPS_GEMM_BLOCK_M = 32, TOPS_GEMM_BLOCK_N = 32,        /* tileops_k_gemm */
+    TOPS_CONV_BLOCK_K = 32, TOPS_CONV_BLOCK_P = 64,        /* std_conv2d */
+    TOPS_GCONV_BLOCK_K = 16, TOPS_GCONV_BLOCK_P = 64,      /* std_conv2d_grouped */
+    TOPS_GEMM_BLOCK_M = 32, TOPS_GEMM_BLOCK_N = 32,        /* std_matmul */
     TOPS_EW_BLOCK = 1024,                                  /* tileops_k_eltwise */
     TOPS_BN_FOLD_BLOCK = 256,                              /* std_bn_fold_weight, std_bn_fold_bias */
     TOPS_GRID_YZ_MAX = 65535,                              /* CUDA's gridDim.y and .z */
+    /* The handle's zeros: a dense [K] view for k <= 4096 f32 (the fast variant needs a contiguous view),
+     * a stride-0 view beyond (the generic variant). */
+    TOPS_ZERO_BYTES = 16384,
 };
 /* The largest element count (and size) a tensor may have: the kernels index with i32. */
 #define TOPS_MAX_ELEMS ((int64_t)INT32_MAX)
@@ -31,6 +34,7 @@ struct TileopsHandle {
     TlrtContext *ctx;
     bool emu;                                  /* the emulator: streams are ignored */
     TlrtModule *modules[TOPS_NMODULES];        /* loaded on first use */
+    void *zero;                                /* TOPS_ZERO_BYTES of zeros in device memory: std_conv2d's bias */
     TileopsF32Math f32_math;                   /* tileops_set_f32_math */
     TileopsLauncher launcher;                  /* NULL: tlrt_launch */
     void *launcher_user;
@@ -59,6 +63,7 @@ TileopsStatus tops_check_elems(TileopsHandle *h, const char *fn, const char *ten
 TileopsStatus tops_check_epilogue(TileopsHandle *h, const char *fn, const TileopsEpilogue *ep, bool bn_ok,
                                   uint32_t *flags);
 const char *tops_dtype_name(TileopsDtype t);
+static inline int tops_dtype_size(TileopsDtype t) { return t == TILEOPS_F32 ? 4 : 2; }
 
 /* A view of rank dims; strides NULL: dense row-major. */
 TlrtArg tops_view(const void *data, int rank, const int64_t *sizes, const int64_t *strides);

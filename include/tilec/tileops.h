@@ -99,7 +99,9 @@ typedef struct TileopsHandle TileopsHandle;
 
 /* Creates a handle on ctx (borrowed: destroy the handle before the context). The embedded kernels
  * are loaded on first use, each once per handle (the image suiting ctx's device: a cubin, PTX, or
- * host code on the emulator). Errors: TILEOPS_ERR_NULL (ctx or out NULL). *out is NULL on error. */
+ * host code on the emulator). The handle owns 16 KiB of zeroed device memory (allocated and cleared
+ * here, synchronously; the zero bias of convolutions without one). Errors: TILEOPS_ERR_NULL (ctx or
+ * out NULL), TILEOPS_ERR_RUNTIME (no memory). *out is NULL on error. */
 TileopsStatus tileops_create(TlrtContext *ctx, TileopsHandle **out);
 /* The precision of f32 convolutions (groups = 1) and gemms, X(NAME, meaning). DEFAULT is PyTorch's
  * defaults (torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.allow_tf32 = False):
