@@ -14,6 +14,10 @@ static bool is_int_type(const AstType *t) {
     return t && t->kind == AT_NAME && (!strcmp(t->name, "i32") || !strcmp(t->name, "i64"));
 }
 
+static bool is_bool_type(const AstType *t) {
+    return t && t->kind == AT_NAME && (!strcmp(t->name, "bool") || !strcmp(t->name, "i1"));
+}
+
 static AstType *name_type(Arena *a, const char *name, SrcLoc loc) {
     AstType *t = ast_type_new(a, AT_NAME, loc);
     t->name = name;
@@ -35,7 +39,8 @@ static void prepend(Arena *a, Ast *block, Ast **stmts, int n) {
     block->nargs += n;
 }
 
-/* const NAME: i32 -> arg_NAME: u32 in place, and `let NAME = arg_NAME as i32;` first in the body. */
+/* const NAME: i32 -> arg_NAME: u32 in place, and `let NAME = arg_NAME as i32;` first in the body
+ * (a bool const: `let NAME = arg_NAME != 0;`). */
 static bool runtime_const(Arena *a, AstDecl *k, const char *name, DiagEngine *d, bool *found) {
     for (int i = 0; i < k->nparams; i++) {
         AstParam *p = k->params[i];
@@ -45,20 +50,30 @@ static bool runtime_const(Arena *a, AstDecl *k, const char *name, DiagEngine *d,
             diag_error(d, p->loc, "-D %s=%s: only a kernel's const can be a run-time argument", name, AST_RUNTIME_CONST);
             return false;
         }
-        if (!is_int_type(p->type)) {
-            diag_error(d, p->loc, "-D %s=%s: only an integer const (i32, i64) can be a run-time argument", name,
+        bool flag = is_bool_type(p->type);
+        if (!is_int_type(p->type) && !flag) {
+            diag_error(d, p->loc, "-D %s=%s: only an integer or bool const can be a run-time argument", name,
                        AST_RUNTIME_CONST);
             return false;
         }
         Ast *let = ast_new(a, AST_LET, p->loc);
         let->name = p->name;
-        Ast *cast = ast_new(a, AST_CAST, p->loc);
-        cast->lhs = name_ref(a, arena_printf(a, "arg_%s", p->name), p->loc);
-        cast->type = p->type;
-        let->rhs = cast;
+        const char *arg = arena_printf(a, "arg_%s", p->name);
+        if (flag) {
+            Ast *ne = ast_new(a, AST_BINARY, p->loc);
+            ne->op = BIN_NE;
+            ne->lhs = name_ref(a, arg, p->loc);
+            ne->rhs = ast_new(a, AST_INT, p->loc);
+            let->rhs = ne;
+        } else {
+            Ast *cast = ast_new(a, AST_CAST, p->loc);
+            cast->lhs = name_ref(a, arg, p->loc);
+            cast->type = p->type;
+            let->rhs = cast;
+        }
         prepend(a, k->body, &let, 1);
         p->kind = PARAM_VALUE;
-        p->name = cast->lhs->name;
+        p->name = arg;
         p->type = name_type(a, "u32", p->loc);
         p->dflt = NULL;
         return true;

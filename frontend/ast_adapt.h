@@ -2,10 +2,11 @@
  * prebuilt library operator (libtileops, docs/tileops.md), so no loop nest is written twice
  * (lang/SPEC.md section 2, "-D NAME=runtime" and "--epilogue"):
  *
- * - run-time consts: an integer const parameter set with -D NAME=runtime becomes a run-time
+ * - run-time consts: an integer or bool const parameter set with -D NAME=runtime becomes a run-time
  *   argument of type u32 in its place among the kernel's parameters (named arg_NAME; u32 carries
- *   no divisibility fact, so a value of 1 keeps the fast variant), read in the body as the const's
- *   type under the const's name. Only kernels; one value for every kernel that declares NAME.
+ *   no divisibility fact, so a value of 1 keeps the fast variant), read in the body under the const's
+ *   name as the const's type (a bool: the argument != 0). Only kernels; applies to every kernel that
+ *   declares NAME.
  * - an epilogue: --epilogue=FN[:ITEM,...] calls the device function FN on every value the kernel
  *   stores to its output view (the one view it assigns to), FN(value, side_1 .. side_N, scalars...):
  *   the value is the stored expression inside its outer `as` conversion (the f32 result), and one

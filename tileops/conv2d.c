@@ -133,12 +133,15 @@ TileopsStatus tileops_conv2d(TileopsHandle *h, const TileopsConv2d *d, const voi
     args[na++] = tops_f32(eps);
     args[na++] = tops_f32(scale);
     const bool grouped = d->groups > 1;
-    const int64_t bk = grouped ? TOPS_GCONV_BLOCK_K : TOPS_CONV_BLOCK_K, bp = grouped ? TOPS_GCONV_BLOCK_P : TOPS_CONV_BLOCK_P;
-    const unsigned grid[3] = {(unsigned)tops_cdiv(p * q, bp), (unsigned)tops_cdiv(k, bk), (unsigned)n};
-    const TopsModule mod = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
-                                                    TOPS_MOD_conv2d_grouped_bf16)
-                                    : tops_by_dtype(d->dtype, h->f32_math == TILEOPS_F32_MATH_IEEE ? TOPS_MOD_conv2d_f32
-                                                                                                   : TOPS_MOD_conv2d_f32_tf32,
-                                                    TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
-    return tops_launch(h, fn, mod, grid, args, na, stream);
+    const TopsModule base = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
+                                                     TOPS_MOD_conv2d_grouped_bf16)
+                                     : tops_by_dtype(d->dtype, h->f32_math == TILEOPS_F32_MATH_IEEE ? TOPS_MOD_conv2d_f32
+                                                                                                    : TOPS_MOD_conv2d_f32_tf32,
+                                                     TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
+    /* The implicit GEMM: K output channels x P*Q pixels per image, over C input channels x R*S taps. */
+    const TopsTiled t = {.base = base,
+                         .prob = {.m = k, .n = p * q, .k = c / d->groups, .taps = d->r * d->s, .batch = n,
+                                  .elem_bytes = tops_dtype_size(d->dtype)},
+                         .xsize = p * q, .ysize = k, .z = n, .out = 3};
+    return tops_launch_tiled(h, fn, &t, args, na, stream);
 }

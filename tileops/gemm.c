@@ -108,10 +108,12 @@ static TileopsStatus run_gemm(TileopsHandle *h, const char *fn, const TileopsGem
     args[na++] = tops_f32(ep ? ep->act_alpha : 0.0f);
     args[na++] = tops_f32(0.0f);
     args[na++] = tops_f32(ep ? ep->scale : 1.0f);
-    const unsigned grid[3] = {(unsigned)tops_cdiv(g->n, TOPS_GEMM_BLOCK_N), (unsigned)tops_cdiv(g->m, TOPS_GEMM_BLOCK_M),
-                              (unsigned)g->batch};
     const TopsModule f32 = h->f32_math == TILEOPS_F32_MATH_TF32 ? TOPS_MOD_gemm_f32_tf32 : TOPS_MOD_gemm_f32;
-    return tops_launch(h, fn, tops_by_dtype(g->dtype, f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16), grid, args, na, stream);
+    const TopsTiled t = {.base = tops_by_dtype(g->dtype, f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16),
+                         .prob = {.m = g->m, .n = g->n, .k = g->k, .taps = 1, .batch = g->batch,
+                                  .elem_bytes = tops_dtype_size(g->dtype)},
+                         .xsize = g->n, .ysize = g->m, .z = g->batch, .out = 3};
+    return tops_launch_tiled(h, fn, &t, args, na, stream);
 }
 
 TileopsStatus tileops_gemm(TileopsHandle *h, const TileopsGemm *g, const void *a, const void *b,

@@ -283,6 +283,29 @@ typedef struct TileopsLaunch {
 typedef int (*TileopsLauncher)(void *user, const TileopsLaunch *launch);
 TileopsStatus tileops_set_launcher(TileopsHandle *h, TileopsLauncher fn, void *user);
 
+/* ---- autotuning (docs/tileops.md, "Autotuning")
+ * With TILEOPS_AUTOTUNE=1 in the environment when the handle is created, conv2d (groups = 1) and gemm /
+ * linear calls whose operator has several compiled tile configurations time each candidate once per
+ * call key and keep the fastest: in memory, and in an on-disk cache, TILEOPS_AUTOTUNE_CACHE (a file
+ * path; default $XDG_CACHE_HOME/tileops/autotune.txt, else $HOME/.cache/tileops/autotune.txt; empty:
+ * memory only). The key holds the device, the driver version, the library version, the operator,
+ * dtype and math mode, every size, stride and pointer alignment (16 bytes or not), and the epilogue's
+ * flags and activation. The file is versioned, written atomically under a lock (concurrent processes
+ * keep each other's entries), and a corrupt or foreign line is ignored and dropped when the file is
+ * rewritten. Tuning runs on the caller's stream, synchronising the device; it writes the candidates'
+ * results into a scratch buffer when the output overlaps an input (y += conv), never runs while the
+ * stream is being captured (cuStreamIsCapturing: the heuristic's choice is used), and prints one
+ * progress line to stderr when it takes over a second. Without TILEOPS_AUTOTUNE each call takes the
+ * tile-configuration model's choice for its shape (support/tile_configs.def).
+ *
+ * A timer measures one candidate: it runs the launch (or not, for a test) and returns its time in
+ * milliseconds, or a negative value when it failed (the candidate is then skipped). NULL restores the
+ * default: the device synchronised, then the wall clock around the launch (through the launch hook,
+ * when one is set) and a second synchronisation; the best of three runs after one warm-up. The
+ * TileopsLaunch is valid during the callback only. Errors: TILEOPS_ERR_NULL (h NULL). */
+typedef double (*TileopsTimer)(void *user, const TileopsLaunch *launch);
+TileopsStatus tileops_set_timer(TileopsHandle *h, TileopsTimer fn, void *user);
+
 #ifdef __cplusplus
 }
 #endif
