@@ -82,7 +82,7 @@ enum { TOPS_MAX_CANDIDATES = 8 };
 /* The modules of base's family (same kernel, defines and options; base first) into out[0..max). */
 int tops_candidates(TopsModule base, TopsModule *out, int max);
 /* The family member the tile-configuration model gives the fewest modelled clocks for p (sizes > 0),
- * base when none fits; *clk (may be NULL) its modelled clocks, 0 then. */
+ * base when none fits or the family has one member; *clk (may be NULL) its modelled clocks, 0 then. */
 TopsModule tops_pick(TopsModule base, const TileProblem *p, double *clk);
 /* The grid of module m's kernel: x over xsize by the config's N tile, y over ysize by its M tile, z.
  * Without a config: the grouped conv's BLOCK_P x BLOCK_K. */

@@ -53,6 +53,8 @@ static int sms_of(const TgtTarget *t) {
 TopsModule tops_pick(TopsModule base, const TileProblem *p, double *clk) {
     TopsModule cands[TOPS_MAX_CANDIDATES];
     int n = tops_candidates(base, cands, TOPS_MAX_CANDIDATES);
+    if (clk) *clk = 0;
+    if (n < 2) return base; /* nothing to choose: no model on the per-call path */
     const TgtTarget *t = tgt_default();
     int sms = sms_of(t);
     TopsModule best = base;
