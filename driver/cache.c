@@ -114,6 +114,7 @@ static XXH128_canonical_t key_hash(const char *filename, bool is_ir, const char 
     put_str(st, 'p', opt->passes);
     put_str(st, 'x', opt->disable_passes);
     put_str(st, 'o', opt->only);
+    put_str(st, 'e', opt->epilogue);
     put_int(st, 'D', opt->ndefines);
     for (int i = 0; i < opt->ndefines; i++) {
         put_str(st, 'n', opt->defines[i].name);

@@ -122,6 +122,7 @@ int tl_cli_apply(int c, char *arg, TlCompileOptions *opt, TlDefine *defs, int *n
         }
         fprintf(err, "%s: error: --f32-dot expects ieee or tf32, got '%s'\n", prog, arg);
         return -1;
+    case CODE(EPILOGUE, 0): opt->epilogue = arg; return 1; /* checked by tl_compile against the source */
     case CODE(WGMMA, 0): opt->wgmma = true; return 1;
     case CODE(REMARKS, 0): opt->remarks = true; return 1;
     case CODE(NO_FUSE, 0): opt->no_fuse = true; return 1;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "frontend/ast.h"
 #include "frontend/sema.h"
+#include "frontend/ast_adapt.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
 #include "backend/backend.h"
@@ -250,10 +251,16 @@ static bool frontend(Compile *c, const char *passes, bool *ran) {
         AstProgram *p = ast_parse(c->arena, c->d, c->file, c->text);
         if (diag_error_count(c->d) == 0) {
             SemaDefine *defs = xcalloc((size_t)opt->ndefines + 1, sizeof *defs);
+            SemaDefine *kept = xcalloc((size_t)opt->ndefines + 1, sizeof *kept);
             for (int i = 0; i < opt->ndefines; i++) defs[i] = (SemaDefine){opt->defines[i].name, opt->defines[i].value};
-            SemaOptions so = {.defines = defs, .ndefines = opt->ndefines, .only = opt->only};
-            c->m = sema_lower(p, &so, c->d);
+            int nkept = 0;
+            /* -D NAME=runtime and --epilogue rewrite the kernels before sema (frontend/ast_adapt.h). */
+            if (ast_adapt(c->arena, p, defs, opt->ndefines, opt->epilogue, opt->only, kept, &nkept, c->d)) {
+                SemaOptions so = {.defines = kept, .ndefines = nkept, .only = opt->only};
+                c->m = sema_lower(p, &so, c->d);
+            }
             free(defs);
+            free(kept);
         }
     }
     return c->m && diag_error_count(c->d) == 0;

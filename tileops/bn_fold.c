@@ -23,11 +23,11 @@ TileopsStatus tileops_bn_fold(TileopsHandle *h, TileopsDtype dtype, int64_t k, i
         return tops_fail(h, TILEOPS_ERR_SHAPE, fn, "k = %lld must be at most %d (CUDA's grid)", (long long)k, TOPS_GRID_YZ_MAX);
     /* The bias first: when b_out aliases b, nothing else reads b; w_out may alias w (each element
      * is read and written by the same thread). */
-    TlrtArg bargs[7] = {tops_view(b ? b : mean, 1, ks, NULL), tops_view(gamma, 1, ks, NULL), tops_view(beta, 1, ks, NULL),
+    TlrtArg bargs[8] = {tops_view(b ? b : mean, 1, ks, NULL), tops_view(gamma, 1, ks, NULL), tops_view(beta, 1, ks, NULL),
                         tops_view(mean, 1, ks, NULL),         tops_view(var, 1, ks, NULL),   tops_view(b_out, 1, ks, NULL),
-                        tops_f32(eps)};
+                        tops_f32(eps),                         tops_u32(b != NULL)}; /* HAS_B: run-time */
     const unsigned bgrid[3] = {(unsigned)tops_cdiv(k, TOPS_BN_FOLD_BLOCK), 1, 1};
-    if ((st = tops_launch(h, fn, b ? TOPS_MOD_bn_fold_bias_f32 : TOPS_MOD_bn_fold_bias_nob_f32, bgrid, bargs, 7, stream)))
+    if ((st = tops_launch(h, fn, TOPS_MOD_bn_fold_bias_f32, bgrid, bargs, 8, stream)))
         return st;
     TlrtArg wargs[5] = {tops_view(w, 2, ws, NULL), tops_view(gamma, 1, ks, NULL), tops_view(var, 1, ks, NULL),
                         tops_view(w_out, 2, ws, NULL), tops_f32(eps)};

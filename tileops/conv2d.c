@@ -1,5 +1,6 @@
-/* libtileops conv2d: checks a convolution and its epilogue, then launches tileops_k_conv2d (groups = 1)
- * or tileops_k_conv2d_grouped (tileops/kernels/conv2d.tile) with views over the caller's buffers. */
+/* libtileops conv2d: checks a convolution and its epilogue, then launches lang/std's std_conv2d
+ * (groups = 1) or std_conv2d_grouped, compiled with run-time geometry and tileops_epilogue spliced
+ * into the store (tileops/modules.def), with views over the caller's buffers. */
 #include "tileops/internal.h"
 
 /* Everything about d that tileops_conv2d checks before launching, and the output size. */
@@ -98,42 +99,49 @@ TileopsStatus tileops_conv2d(TileopsHandle *h, const TileopsConv2d *d, const voi
     const int64_t xnhwc[4] = {hh * ww * c, 1, ww * c, c}, ynhwc[4] = {p * q * k, 1, q * k, k};
     const bool nhwc = d->layout == TILEOPS_NHWC;
     const int64_t ks[1] = {k};
-    /* Absent epilogue operands: a view of y that the kernel does not read (flags). */
-    const void *bias = y, *g = y, *b = y, *m = y, *v = y, *res = y;
+    /* The epilogue's tensors (tileops/modules.def): bias and BatchNorm vectors [K], the residual
+     * [N, K, P, Q]; an absent one is a view over y (in bounds, and the fast variant's facts hold when
+     * y's do) that the flags say not to use. */
+    const void *vec[5] = {y, y, y, y, y}, *res = y;
     float eps = 0.0f, alpha = 0.0f, scale = 1.0f;
     uint32_t act = 0;
     if (ep) {
-        if (ep->bias) bias = ep->bias;
-        if (flags & 2) g = ep->bn_gamma, b = ep->bn_beta, m = ep->bn_mean, v = ep->bn_var, eps = ep->bn_eps;
+        if (ep->bias) vec[0] = ep->bias;
+        if (flags & 2) {
+            const void *bn[4] = {ep->bn_gamma, ep->bn_beta, ep->bn_mean, ep->bn_var};
+            for (int i = 0; i < 4; i++) vec[1 + i] = bn[i];
+            eps = ep->bn_eps;
+        }
         if (ep->residual) res = ep->residual;
         act = (uint32_t)ep->act, alpha = ep->act_alpha, scale = ep->scale;
     }
-    TlrtArg args[22];
+    const int64_t zero_k[1] = {k * (int64_t)tops_dtype_size(d->dtype) <= TOPS_ZERO_BYTES ? 1 : 0};
+    TlrtArg args[24];
     int na = 0;
     args[na++] = tops_view(x, 4, xs, nhwc ? xnhwc : NULL);
     args[na++] = tops_view(w, 4, wsz, NULL);
+    args[na++] = tops_view(h->zero, 1, ks, zero_k); /* std's bias b: zeros (the epilogue adds the bias) */
     args[na++] = tops_view(y, 4, ys, nhwc ? ynhwc : NULL);
-    args[na++] = tops_view(bias, 1, ks, NULL);
-    args[na++] = tops_view(g, 1, ks, NULL);
-    args[na++] = tops_view(b, 1, ks, NULL);
-    args[na++] = tops_view(m, 1, ks, NULL);
-    args[na++] = tops_view(v, 1, ks, NULL);
-    args[na++] = tops_view(res, 4, ys, nhwc ? ynhwc : NULL);
     const int geo[6] = {d->stride_h, d->stride_w, d->pad_top, d->pad_left, d->dil_h, d->dil_w};
     for (int i = 0; i < 6; i++) args[na++] = tops_u32((uint32_t)geo[i]);
     if (d->groups > 1) args[na++] = tops_u32((uint32_t)d->groups);
+    for (int i = 0; i < 5; i++) args[na++] = tops_view(vec[i], 1, ks, NULL);
+    args[na++] = tops_view(res, 4, ys, nhwc ? ynhwc : NULL);
     args[na++] = tops_u32(flags);
     args[na++] = tops_u32(act);
     args[na++] = tops_f32(alpha);
     args[na++] = tops_f32(eps);
     args[na++] = tops_f32(scale);
     const bool grouped = d->groups > 1;
-    const int64_t bk = grouped ? TOPS_GCONV_BLOCK_K : TOPS_CONV_BLOCK_K, bp = grouped ? TOPS_GCONV_BLOCK_P : TOPS_CONV_BLOCK_P;
-    const unsigned grid[3] = {(unsigned)tops_cdiv(p * q, bp), (unsigned)tops_cdiv(k, bk), (unsigned)n};
-    const TopsModule mod = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
-                                                    TOPS_MOD_conv2d_grouped_bf16)
-                                    : tops_by_dtype(d->dtype, h->f32_math == TILEOPS_F32_MATH_IEEE ? TOPS_MOD_conv2d_f32
-                                                                                                   : TOPS_MOD_conv2d_f32_tf32,
-                                                    TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
-    return tops_launch(h, fn, mod, grid, args, na, stream);
+    const TopsModule base = grouped ? tops_by_dtype(d->dtype, TOPS_MOD_conv2d_grouped_f32, TOPS_MOD_conv2d_grouped_f16,
+                                                     TOPS_MOD_conv2d_grouped_bf16)
+                                     : tops_by_dtype(d->dtype, h->f32_math == TILEOPS_F32_MATH_IEEE ? TOPS_MOD_conv2d_f32
+                                                                                                    : TOPS_MOD_conv2d_f32_tf32,
+                                                     TOPS_MOD_conv2d_f16, TOPS_MOD_conv2d_bf16);
+    /* The implicit GEMM: K output channels x P*Q pixels per image, over C input channels x R*S taps. */
+    const TopsTiled t = {.base = base,
+                         .prob = {.m = k, .n = p * q, .k = c / d->groups, .taps = d->r * d->s, .batch = n,
+                                  .elem_bytes = tops_dtype_size(d->dtype)},
+                         .xsize = p * q, .ysize = k, .z = n, .out = 3};
+    return tops_launch_tiled(h, fn, &t, args, na, stream);
 }

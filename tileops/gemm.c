@@ -1,5 +1,5 @@
 /* libtileops gemm and linear: checks the strided operands and the epilogue, then launches
- * tileops_k_gemm (tileops/kernels/gemm.tile). */
+ * lang/std's std_matmul with tileops_epilogue spliced into its store (tileops/modules.def). */
 #include "tileops/internal.h"
 
 void tileops_gemm_init(TileopsGemm *g, TileopsDtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -81,19 +81,39 @@ static TileopsStatus run_gemm(TileopsHandle *h, const char *fn, const TileopsGem
     uint32_t flags;
     if (!a || !b || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !a ? "a" : !b ? "b" : "y");
     if ((st = check_gemm(h, fn, g)) || (st = tops_check_epilogue(h, fn, ep, false, &flags))) return st;
-    const int64_t as[3] = {g->batch, g->m, g->k}, bs[3] = {g->batch, g->k, g->n}, ys[3] = {g->batch, g->m, g->n};
+    /* std_matmul's [B0, B1, M, K] views with B0 = 1; alpha = 1 and beta = 0 (its c unread), so its
+     * value is the accumulator and the epilogue does the rest. The epilogue's tensors
+     * (tileops/modules.def): bias and BatchNorm vectors [N], the residual [1, B, M, N]; an absent one
+     * is a view over y (in bounds: y's rows are dense; the fast variant's facts hold when y's do) that
+     * the flags say not to use. */
+    const int64_t as[4] = {1, g->batch, g->m, g->k}, bs[4] = {1, g->batch, g->k, g->n}, ys[4] = {1, g->batch, g->m, g->n};
+    const int64_t ast[4] = {0, g->a_strides[0], g->a_strides[1], g->a_strides[2]},
+                  bst[4] = {0, g->b_strides[0], g->b_strides[1], g->b_strides[2]},
+                  yst[4] = {0, g->y_strides[0], g->y_strides[1], g->y_strides[2]};
     const int64_t ns[1] = {g->n};
-    const void *bias = ep && ep->bias ? ep->bias : y, *res = ep && ep->residual ? ep->residual : y;
-    TlrtArg args[9] = {
-        tops_view(a, 3, as, g->a_strides), tops_view(b, 3, bs, g->b_strides), tops_view(y, 3, ys, g->y_strides),
-        tops_view(bias, 1, ns, NULL),      tops_view(res, 3, ys, g->y_strides),
-        tops_u32(flags),                   tops_u32(ep ? (uint32_t)ep->act : 0u),
-        tops_f32(ep ? ep->act_alpha : 0.0f), tops_f32(ep ? ep->scale : 1.0f),
-    };
-    const unsigned grid[3] = {(unsigned)tops_cdiv(g->n, TOPS_GEMM_BLOCK_N), (unsigned)tops_cdiv(g->m, TOPS_GEMM_BLOCK_M),
-                              (unsigned)g->batch};
+    const bool has_bias = ep && ep->bias, has_res = ep && ep->residual;
+    TlrtArg args[17];
+    int na = 0;
+    args[na++] = tops_view(a, 4, as, ast);
+    args[na++] = tops_view(b, 4, bs, bst);
+    args[na++] = tops_view(y, 4, ys, yst); /* c: unread (beta = 0) */
+    args[na++] = tops_view(y, 4, ys, yst);
+    args[na++] = tops_f32(1.0f);
+    args[na++] = tops_f32(0.0f);
+    args[na++] = tops_view(has_bias ? ep->bias : y, 1, ns, NULL);
+    for (int i = 0; i < 4; i++) args[na++] = tops_view(y, 1, ns, NULL); /* no BatchNorm in a gemm */
+    args[na++] = tops_view(has_res ? ep->residual : y, 4, ys, yst);
+    args[na++] = tops_u32(flags);
+    args[na++] = tops_u32(ep ? (uint32_t)ep->act : 0u);
+    args[na++] = tops_f32(ep ? ep->act_alpha : 0.0f);
+    args[na++] = tops_f32(0.0f);
+    args[na++] = tops_f32(ep ? ep->scale : 1.0f);
     const TopsModule f32 = h->f32_math == TILEOPS_F32_MATH_TF32 ? TOPS_MOD_gemm_f32_tf32 : TOPS_MOD_gemm_f32;
-    return tops_launch(h, fn, tops_by_dtype(g->dtype, f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16), grid, args, 9, stream);
+    const TopsTiled t = {.base = tops_by_dtype(g->dtype, f32, TOPS_MOD_gemm_f16, TOPS_MOD_gemm_bf16),
+                         .prob = {.m = g->m, .n = g->n, .k = g->k, .taps = 1, .batch = g->batch,
+                                  .elem_bytes = tops_dtype_size(g->dtype)},
+                         .xsize = g->n, .ysize = g->m, .z = g->batch, .out = 3};
+    return tops_launch_tiled(h, fn, &t, args, na, stream);
 }
 
 TileopsStatus tileops_gemm(TileopsHandle *h, const TileopsGemm *g, const void *a, const void *b,

@@ -9,15 +9,15 @@
 #include "tileops/internal.h"
 
 /* The embedded modules (tilec_add_kernels writes tilec_module_ID into ID.tile.c). */
-#define TILEOPS_MODULE(id, kernel, source, defines) extern const TlrtEmbeddedModule tilec_module_##id;
+#define TILEOPS_MODULE(id, kernel, source, defines, options, config) extern const TlrtEmbeddedModule tilec_module_##id;
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
 
 static const struct {
     const TlrtEmbeddedModule *em;
-    const char *kernel;
+    const char *kernel, *id;
 } modules[TOPS_NMODULES] = {
-#define TILEOPS_MODULE(id, kernel, source, defines) {&tilec_module_##id, #kernel},
+#define TILEOPS_MODULE(id, kernel, source, defines, options, config) {&tilec_module_##id, #kernel, #id},
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
 };
@@ -39,6 +39,12 @@ TileopsStatus tileops_create(TlrtContext *ctx, TileopsHandle **out) {
     if (!h) return TILEOPS_ERR_RUNTIME;
     h->ctx = ctx;
     h->emu = tlrt_device_kind(ctx) == TLRT_DEVICE_EMU;
+    if (tlrt_malloc(ctx, TOPS_ZERO_BYTES, &h->zero) != TLRT_OK || tlrt_memset(ctx, h->zero, 0, TOPS_ZERO_BYTES) != TLRT_OK) {
+        if (h->zero) tlrt_free(ctx, h->zero);
+        free(h);
+        return TILEOPS_ERR_RUNTIME;
+    }
+    tops_tune_init(h);
     *out = h;
     return TILEOPS_OK;
 }
@@ -48,6 +54,8 @@ void tileops_destroy(TileopsHandle *h) {
     for (int i = 0; i < TOPS_NMODULES; i++)
         if (h->modules[i]) tlrt_module_unload(h->modules[i]);
     for (int i = 0; i < h->nstreams; i++) tlrt_stream_destroy(h->streams[i].s);
+    tlrt_free(h->ctx, h->zero);
+    tops_tune_free(h);
     free(h);
 }
 
@@ -59,6 +67,14 @@ TileopsStatus tileops_set_launcher(TileopsHandle *h, TileopsLauncher fn, void *u
     if (!h) return TILEOPS_ERR_NULL;
     h->launcher = fn;
     h->launcher_user = user;
+    h->msg[0] = '\0';
+    return TILEOPS_OK;
+}
+
+TileopsStatus tileops_set_timer(TileopsHandle *h, TileopsTimer fn, void *user) {
+    if (!h) return TILEOPS_ERR_NULL;
+    h->timer = fn;
+    h->timer_user = user;
     h->msg[0] = '\0';
     return TILEOPS_OK;
 }
@@ -184,8 +200,8 @@ static TileopsStatus stream_of(TileopsHandle *h, const char *fn, TileopsStream c
     return TILEOPS_OK;
 }
 
-TileopsStatus tops_launch(TileopsHandle *h, const char *fn, TopsModule mod, const unsigned grid[3],
-                          const TlrtArg *args, int nargs, TileopsStream stream) {
+TileopsStatus tops_prepare(TileopsHandle *h, const char *fn, TopsModule mod, const unsigned grid[3], const TlrtArg *args,
+                           int nargs, TileopsStream stream, TileopsLaunch *out) {
     if (!h->modules[mod] && tlrt_module_load_embedded(h->ctx, modules[mod].em, &h->modules[mod]) != TLRT_OK) {
         h->modules[mod] = NULL;
         return tops_fail(h, TILEOPS_ERR_RUNTIME, fn, "loading %s: %s", modules[mod].em->name,
@@ -194,13 +210,26 @@ TileopsStatus tops_launch(TileopsHandle *h, const char *fn, TopsModule mod, cons
     TlrtStream *s;
     TileopsStatus st = stream_of(h, fn, stream, &s);
     if (st != TILEOPS_OK) return st;
-    TileopsLaunch l = {h->modules[mod], modules[mod].kernel, {grid[0], grid[1], grid[2]}, args, nargs, s};
+    *out = (TileopsLaunch){h->modules[mod], modules[mod].kernel, {grid[0], grid[1], grid[2]}, args, nargs, s};
+    return TILEOPS_OK;
+}
+
+TileopsStatus tops_run(TileopsHandle *h, const char *fn, const TileopsLaunch *l) {
     if (h->launcher) {
-        int rc = h->launcher(h->launcher_user, &l);
+        int rc = h->launcher(h->launcher_user, l);
         return rc == 0 ? TILEOPS_OK
-                       : tops_fail(h, TILEOPS_ERR_RUNTIME, fn, "the launch hook failed (%d) for %s", rc, l.kernel);
+                       : tops_fail(h, TILEOPS_ERR_RUNTIME, fn, "the launch hook failed (%d) for %s", rc, l->kernel);
     }
-    if (tlrt_launch(l.module, l.kernel, l.grid, args, nargs, s) != TLRT_OK)
+    if (tlrt_launch(l->module, l->kernel, l->grid, l->args, l->nargs, l->stream) != TLRT_OK)
         return tops_fail(h, TILEOPS_ERR_RUNTIME, fn, "%s", tlrt_last_error(h->ctx));
     return TILEOPS_OK;
 }
+
+TileopsStatus tops_launch(TileopsHandle *h, const char *fn, TopsModule mod, const unsigned grid[3],
+                          const TlrtArg *args, int nargs, TileopsStream stream) {
+    TileopsLaunch l;
+    TileopsStatus st = tops_prepare(h, fn, mod, grid, args, nargs, stream, &l);
+    return st != TILEOPS_OK ? st : tops_run(h, fn, &l);
+}
+
+const char *tops_module_id(TopsModule m) { return modules[m].id; }

@@ -3,10 +3,11 @@
 #ifndef TILEOPS_INTERNAL_H
 #define TILEOPS_INTERNAL_H
 #include "tilec/tileops.h"
+#include "support/tile_config.h"
 
 /* The embedded modules, in modules.def order. */
 typedef enum TopsModule {
-#define TILEOPS_MODULE(id, kernel, source, defines) TOPS_MOD_##id,
+#define TILEOPS_MODULE(id, kernel, source, defines, options, config) TOPS_MOD_##id,
 #include "tileops/modules.def"
 #undef TILEOPS_MODULE
     TOPS_NMODULES
@@ -15,12 +16,15 @@ typedef enum TopsModule {
 /* Tile sizes the kernels are compiled with (the defaults of their `const`s in tileops/kernels and
  * lang/std): the grids below are computed from them. */
 enum {
-    TOPS_CONV_BLOCK_K = 32, TOPS_CONV_BLOCK_P = 64,        /* tileops_k_conv2d */
-    TOPS_GCONV_BLOCK_K = 16, TOPS_GCONV_BLOCK_P = 64,      /* tileops_k_conv2d_grouped */
-    TOPS_GEMM_BLOCK_M = 32, TOPS_GEMM_BLOCK_N = 32,        /* tileops_k_gemm */
+    TOPS_CONV_BLOCK_K = 32, TOPS_CONV_BLOCK_P = 64,        /* std_conv2d: the smallest config's tile */
+    TOPS_GCONV_BLOCK_K = 16, TOPS_GCONV_BLOCK_P = 64,      /* std_conv2d_grouped */
+    TOPS_GEMM_BLOCK_M = 32, TOPS_GEMM_BLOCK_N = 32,        /* std_matmul: the smallest config's tile */
     TOPS_EW_BLOCK = 1024,                                  /* tileops_k_eltwise */
     TOPS_BN_FOLD_BLOCK = 256,                              /* std_bn_fold_weight, std_bn_fold_bias */
     TOPS_GRID_YZ_MAX = 65535,                              /* CUDA's gridDim.y and .z */
+    /* The handle's zeros: a dense [K] view for k <= 4096 f32 (the fast variant needs a contiguous view),
+     * a stride-0 view beyond (the generic variant). */
+    TOPS_ZERO_BYTES = 16384,
 };
 /* The largest element count (and size) a tensor may have: the kernels index with i32. */
 #define TOPS_MAX_ELEMS ((int64_t)INT32_MAX)
@@ -31,9 +35,13 @@ struct TileopsHandle {
     TlrtContext *ctx;
     bool emu;                                  /* the emulator: streams are ignored */
     TlrtModule *modules[TOPS_NMODULES];        /* loaded on first use */
+    void *zero;                                /* TOPS_ZERO_BYTES of zeros in device memory: std_conv2d's bias */
     TileopsF32Math f32_math;                   /* tileops_set_f32_math */
     TileopsLauncher launcher;                  /* NULL: tlrt_launch */
     void *launcher_user;
+    TileopsTimer timer;                        /* NULL: the wall clock around a synchronised launch */
+    void *timer_user;
+    struct TopsTune *tune;                     /* TILEOPS_AUTOTUNE=1: the tuner's state, else NULL */
     struct { TileopsStream cu; TlrtStream *s; } streams[TOPS_STREAM_CACHE];  /* CUstream wrappers */
     int nstreams, next_evict;
     char msg[512];
@@ -59,12 +67,56 @@ TileopsStatus tops_check_elems(TileopsHandle *h, const char *fn, const char *ten
 TileopsStatus tops_check_epilogue(TileopsHandle *h, const char *fn, const TileopsEpilogue *ep, bool bn_ok,
                                   uint32_t *flags);
 const char *tops_dtype_name(TileopsDtype t);
+static inline int tops_dtype_size(TileopsDtype t) { return t == TILEOPS_F32 ? 4 : 2; }
 
 /* A view of rank dims; strides NULL: dense row-major. */
 TlrtArg tops_view(const void *data, int rank, const int64_t *sizes, const int64_t *strides);
 static inline TlrtArg tops_u32(uint32_t v) { TlrtArg a = {.kind = TLRT_ARG_I32}; a.u.i32 = (int32_t)v; return a; }
 static inline TlrtArg tops_f32(float v) { TlrtArg a = {.kind = TLRT_ARG_F32}; a.u.f32 = v; return a; }
 static inline int64_t tops_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Tile configurations (tileops/tile_pick.c). The config module m was built with, NULL for kernels the
+ * table does not tile (their const defaults). */
+const TileConfig *tops_config(TopsModule m);
+enum { TOPS_MAX_CANDIDATES = 8 };
+/* The modules of base's family (same kernel, defines and options; base first) into out[0..max). */
+int tops_candidates(TopsModule base, TopsModule *out, int max);
+/* The family member the tile-configuration model gives the fewest modelled clocks for p (sizes > 0),
+ * base when none fits or the family has one member; *clk (may be NULL) its modelled clocks, 0 then. */
+TopsModule tops_pick(TopsModule base, const TileProblem *p, double *clk);
+/* The grid of module m's kernel: x over xsize by the config's N tile, y over ysize by its M tile, z.
+ * Without a config: the grouped conv's BLOCK_P x BLOCK_K. */
+void tops_grid(TopsModule m, int64_t xsize, int64_t ysize, int64_t z, unsigned grid[3]);
+
+/* A call of a tiled operator: the family's first module, the call as a GEMM, the grid's sizes, the
+ * output's argument index (tuning never writes there when it overlaps an input). */
+typedef struct TopsTiled {
+    TopsModule base;
+    TileProblem prob;
+    int64_t xsize, ysize, z;
+    int out;
+} TopsTiled;
+/* Chooses t's module (tops_pick) and launches it with its grid (tops_launch). */
+TileopsStatus tops_launch_tiled(TileopsHandle *h, const char *fn, const TopsTiled *t, const TlrtArg *args, int nargs,
+                                TileopsStream stream);
+
+/* The launch record of module mod's kernel (loading the module on first use, wrapping the stream). */
+TileopsStatus tops_prepare(TileopsHandle *h, const char *fn, TopsModule mod, const unsigned grid[3], const TlrtArg *args,
+                           int nargs, TileopsStream stream, TileopsLaunch *out);
+/* Runs a prepared launch through h's launcher (tlrt_launch when none). */
+TileopsStatus tops_run(TileopsHandle *h, const char *fn, const TileopsLaunch *l);
+/* The module's name ("conv2d_f32"). */
+const char *tops_module_id(TopsModule m);
+
+/* The autotuner (tileops/autotune.c): state from the environment at tileops_create, freed at destroy.
+ * tops_tuned: the module of t's family TILEOPS_AUTOTUNE chose for this call (tuning it now when
+ * the cache has none), or -1 when the tuner is off, the family has one member, the stream is being
+ * captured, or tuning failed (the heuristic's choice is used then). */
+void tops_tune_init(TileopsHandle *h);
+void tops_tune_free(TileopsHandle *h);
+struct TopsTiled;
+int tops_tuned(TileopsHandle *h, const char *fn, const struct TopsTiled *t, const TlrtArg *args, int nargs,
+               TileopsStream stream);
 
 /* Launches module mod's kernel (loading the module on first use) through h's launcher on stream. */
 TileopsStatus tops_launch(TileopsHandle *h, const char *fn, TopsModule mod, const unsigned grid[3],

@@ -19,9 +19,9 @@ TileopsStatus tileops_softmax(TileopsHandle *h, TileopsDtype dtype, int64_t rows
     if (!x || !y) return tops_fail(h, TILEOPS_ERR_NULL, fn, "%s is NULL", !x ? "x" : "y");
     if ((st = check_rows(h, fn, rows, cols)) != TILEOPS_OK) return st;
     const int64_t s[3] = {rows, cols, 1};
-    TlrtArg args[2] = {tops_view(x, 3, s, NULL), tops_view(y, 3, s, NULL)};
+    TlrtArg args[3] = {tops_view(x, 3, s, NULL), tops_view(y, 3, s, NULL), tops_u32(log)}; /* LOG: run-time */
     const unsigned grid[3] = {(unsigned)rows, 1, 1};
-    return tops_launch(h, fn, log ? TOPS_MOD_log_softmax_f32 : TOPS_MOD_softmax_f32, grid, args, 2, stream);
+    return tops_launch(h, fn, TOPS_MOD_softmax_f32, grid, args, 3, stream);
 }
 
 TileopsStatus tileops_layernorm(TileopsHandle *h, TileopsDtype dtype, int64_t rows, int64_t cols, const void *x,

@@ -68,6 +68,9 @@ typedef struct TlCompileOptions {
     bool verify_each;      /* verifier after every pass (default on in the CLI) */
     bool check_roundtrip;  /* print -> parse -> print must give the same text, after every stage */
     const char *only;      /* compile only this kernel (and what it calls); NULL = all */
+    /* --epilogue=FN[:ITEM,...] (lang/SPEC.md section 2, frontend/ast_adapt.h): FN called on every value
+     * the kernel(s) store to their output view, one ITEM per tensor operand; NULL = none. */
+    const char *epilogue;
     /* Code generation (emit LLVM/PTX/OBJ/META): */
     TlTarget target;       /* default NVPTX */
     const char *mcpu;      /* NVPTX: sm_80 | sm_86 | sm_89 | sm_90 | sm_90a; NULL = sm_90 */

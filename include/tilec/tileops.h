@@ -99,7 +99,9 @@ typedef struct TileopsHandle TileopsHandle;
 
 /* Creates a handle on ctx (borrowed: destroy the handle before the context). The embedded kernels
  * are loaded on first use, each once per handle (the image suiting ctx's device: a cubin, PTX, or
- * host code on the emulator). Errors: TILEOPS_ERR_NULL (ctx or out NULL). *out is NULL on error. */
+ * host code on the emulator). The handle owns 16 KiB of zeroed device memory (allocated and cleared
+ * here, synchronously; the zero bias of convolutions without one). Errors: TILEOPS_ERR_NULL (ctx or
+ * out NULL), TILEOPS_ERR_RUNTIME (no memory). *out is NULL on error. */
 TileopsStatus tileops_create(TlrtContext *ctx, TileopsHandle **out);
 /* The precision of f32 convolutions (groups = 1) and gemms, X(NAME, meaning). DEFAULT is PyTorch's
  * defaults (torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.allow_tf32 = False):
@@ -280,6 +282,29 @@ typedef struct TileopsLaunch {
 } TileopsLaunch;
 typedef int (*TileopsLauncher)(void *user, const TileopsLaunch *launch);
 TileopsStatus tileops_set_launcher(TileopsHandle *h, TileopsLauncher fn, void *user);
+
+/* ---- autotuning (docs/tileops.md, "Autotuning")
+ * With TILEOPS_AUTOTUNE=1 in the environment when the handle is created, conv2d (groups = 1) and gemm /
+ * linear calls whose operator has several compiled tile configurations time each candidate once per
+ * call key and keep the fastest: in memory, and in an on-disk cache, TILEOPS_AUTOTUNE_CACHE (a file
+ * path; default $XDG_CACHE_HOME/tileops/autotune.txt, else $HOME/.cache/tileops/autotune.txt; empty:
+ * memory only). The key holds the device, the driver version, the library version, the operator,
+ * dtype and math mode, every size, stride and pointer alignment (16 bytes or not), and the epilogue's
+ * flags and activation. The file is versioned, written atomically under a lock (concurrent processes
+ * keep each other's entries), and a corrupt or foreign line is ignored and dropped when the file is
+ * rewritten. Tuning runs on the caller's stream, synchronising the device; it writes the candidates'
+ * results into a scratch buffer when the output overlaps an input (y += conv), never runs while the
+ * stream is being captured (cuStreamIsCapturing: the heuristic's choice is used), and prints one
+ * progress line to stderr when it takes over a second. Without TILEOPS_AUTOTUNE each call takes the
+ * tile-configuration model's choice for its shape (support/tile_configs.def).
+ *
+ * A timer measures one candidate: it runs the launch (or not, for a test) and returns its time in
+ * milliseconds, or a negative value when it failed (the candidate is then skipped). NULL restores the
+ * default: the device synchronised, then the wall clock around the launch (through the launch hook,
+ * when one is set) and a second synchronisation; the best of three runs after one warm-up. The
+ * TileopsLaunch is valid during the callback only. Errors: TILEOPS_ERR_NULL (h NULL). */
+typedef double (*TileopsTimer)(void *user, const TileopsLaunch *launch);
+TileopsStatus tileops_set_timer(TileopsHandle *h, TileopsTimer fn, void *user);
 
 #ifdef __cplusplus
 }
