@@ -396,7 +396,7 @@ static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp
         }
         for (int i = 0; i < n; i++) {
             const Ast *v = e->kind == AST_LIST ? e->args[i] : e;
-            if (!v || !float_value(s, v, what(s, op, 1), &a.scale[i])) return NULL;
+            if (!v || !sema_graph_number(s, v, what(s, op, 1), &a.scale[i])) return NULL;
             if (!(a.scale[i] > 0)) {
                 diag_error(s->d, v->loc, "%s must be positive, got %g", what(s, op, 1), a.scale[i]);
                 return NULL;
