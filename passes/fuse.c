@@ -40,51 +40,35 @@ static int index_of(const Fuse *f, const Op *op) {
     return -1;
 }
 
-static bool is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
-}
-
-static bool is_output(const Func *g, const Value *v) {
-    const Op *ret = g->body.block->last;
-    for (int i = 0; ret && ret->kind == OP_RETURN && i < ret->num_operands; i++)
-        if (ret->operands[i] == v) return true;
-    return false;
-}
-
 static const char *short_name(const Op *op) { return graph_op_label(op); }
-
-static const char *vname(Arena *a, const Value *v) {
-    if (v->name) return arena_printf(a, "'%%%s'", v->name);
-    return v->def ? arena_printf(a, "the result of %s", short_name(v->def)) : arena_printf(a, "argument #%d", v->index);
-}
 
 /* Why consumer c (index ci) cannot join the group of its chain operand r's producer (index pi), or
  * NULL when it can. Checked in the order of section 7's list. */
 static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value *r) {
     const Op *c = f->ops[ci];
     int uses = ir_count_uses(f->g, (Value *)r);
-    if (is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", vname(a, r));
-    if (uses > 1) return arena_printf(a, "%s has %d uses", vname(a, r), uses);
+    if (graph_is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", graph_value_name(a, r));
+    if (uses > 1) return arena_printf(a, "%s has %d uses", graph_value_name(a, r), uses);
     if (f->row_why[ci]) return f->row_why[ci];
     if (f->row[f->anchor[pi]])
         return arena_printf(a, "kernel %d is a row group (one CTA per row), and nothing is spliced after its softmax or "
                             "linear store yet", f->group[pi]);
-    if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", vname(a, r));
+    if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", graph_value_name(a, r));
     /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
      * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
      * chain that starts at a reduce over the trailing axes is made one kernel per row (fuse_row.h). */
     bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL;
-    if (!is_pointwise(c) && row)
+    if (!graph_op_is_pointwise(c) && row)
         return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
                             "compute (row groups start at a reduce over the trailing axes, docs/passes/fuse.md)",
-                            short_name(c), vname(a, r));
-    if (!is_pointwise(c))
+                            short_name(c), graph_value_name(a, r));
+    if (!graph_op_is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
-                            vname(a, r));
+                            graph_value_name(a, r));
     if (c->kind == OP_G_BATCH_NORM && c->operands[0] != r)
-        return arena_printf(a, "%s is a statistics operand of batch_norm, not its input", vname(a, r));
+        return arena_printf(a, "%s is a statistics operand of batch_norm, not its input", graph_value_name(a, r));
     if (c->results->type != r->type)
-        return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), vname(a, r));
+        return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), graph_value_name(a, r));
     int an = f->anchor[pi];
     const Op *k = f->ops[f->store[an]];
     for (int i = 0; i < c->num_operands; i++) {
@@ -92,7 +76,7 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         if (s == r || !s->def) continue;
         int si = index_of(f, s->def);
         if (si >= an)
-            return arena_printf(a, "its other operand %s is computed after %s, the first op of kernel %d", vname(a, s),
+            return arena_printf(a, "its other operand %s is computed after %s, the first op of kernel %d", graph_value_name(a, s),
                                 short_name(f->ops[an]), f->group[an]);
     }
     for (int i = 0; i < c->num_operands; i++) {
@@ -100,11 +84,11 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         if (s != r && k->kind == OP_G_CONCAT)
             return arena_printf(a, "its other operand %s would be read at each slice's offset, and concat (the first op "
                                 "of kernel %d) writes its slices in launches of their own",
-                                vname(a, s), f->group[an]);
+                                graph_value_name(a, s), f->group[an]);
         if (s != r && !graph_side_fits(k, c, s))
             return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
-                                vname(a, s), short_name(k), f->group[an]);
+                                graph_value_name(a, s), short_name(k), f->group[an]);
     }
     FuseCost cost = fuse_cost_estimate(k, f->sides[an] + fuse_cost_sides(c, r), f->target);
     if (!fuse_cost_fits(&cost))
@@ -164,7 +148,7 @@ static bool prologue(Fuse *f, Arena *a, int i, int cur, int c) {
     const Value *r = f->ops[cur]->results;
     /* Only a pointwise group can run at a load; a reason the chain stops anyway (uses, an output) is the
      * refusal's own. */
-    if (f->store[i] != i || !is_pointwise(f->ops[i]) || !fuse_prologue_consumer(f->ops[c]) || is_output(f->g, r) ||
+    if (f->store[i] != i || !graph_op_is_pointwise(f->ops[i]) || !fuse_prologue_consumer(f->ops[c]) || graph_is_output(f->g, r) ||
         ir_count_uses(f->g, (Value *)r) > 1)
         return false;
     int n;
@@ -252,7 +236,7 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
             }
             const char *why;
             if (f->group[ci] == f->group[pi]) continue; /* a value used twice inside one group cannot happen */
-            if (f->prev[ci] >= 0) why = arena_printf(a, "%s is a side input of kernel %d", vname(a, r), f->group[ci]);
+            if (f->prev[ci] >= 0) why = arena_printf(a, "%s is a side input of kernel %d", graph_value_name(a, r), f->group[ci]);
             else why = refusal(f, a, pi, ci, r);
             if (!why) why = "the consumer starts its own kernel";
             if (f->pro_why[ci] && f->prev[ci] < 0)

@@ -75,22 +75,6 @@ int graph_input_runs(const Op *c, int operand, int *run_end) {
     return n;
 }
 
-static bool is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
-}
-
-static bool is_output(const Func *g, const Value *v) {
-    const Op *ret = g->body.block->last;
-    for (int i = 0; ret && ret->kind == OP_RETURN && i < ret->num_operands; i++)
-        if (ret->operands[i] == v) return true;
-    return false;
-}
-
-static const char *vname(Arena *a, const Value *v) {
-    if (v->name) return arena_printf(a, "'%%%s'", v->name);
-    return v->def ? arena_printf(a, "the result of %s", graph_op_label(v->def)) : arena_printf(a, "argument #%d", v->index);
-}
-
 /* Whether v exists when op `first` runs: an argument, the result of an op before it in the block, or of a
  * free op (a prepare, a reshape: no kernel, so the lowering can make it first) of such values (fold-bn
  * places a conv's folded weights right before the conv). */
@@ -115,15 +99,15 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
     if (k < 0)
         return fuse_prologue_consumer(c)
                    ? arena_printf(a, "%s reads %s as an operand that takes no prologue (only the input of conv2d, pool, "
-                                  "reduce and softmax, and a matmul's a or b)", cn, vname(a, r))
+                                  "reduce and softmax, and a matmul's a or b)", cn, graph_value_name(a, r))
                    : arena_printf(a, "%s takes no prologue (its kernel has no operand load to apply it at)", cn);
-    if (is_output(g, r)) return arena_printf(a, "%s is also a graph output", vname(a, r));
+    if (graph_is_output(g, r)) return arena_printf(a, "%s is also a graph output", graph_value_name(a, r));
     int uses = ir_count_uses(g, (Value *)r);
-    if (uses > 1) return arena_printf(a, "%s has %d uses", vname(a, r), uses);
+    if (uses > 1) return arena_printf(a, "%s has %d uses", graph_value_name(a, r), uses);
     for (int i = 0; i < n; i++)
-        if (!is_pointwise(chain[i]))
+        if (!graph_op_is_pointwise(chain[i]))
             return arena_printf(a, "the kernel of %s starts at %s, which is not pointwise (only a pointwise chain runs at "
-                                "a load)", vname(a, r), graph_op_label(chain[0]));
+                                "a load)", graph_value_name(a, r), graph_op_label(chain[0]));
     int x0 = graph_chain_operand(chain[0]);
     if (x0 < 0 || chain[0]->operands[x0]->type != r->type)
         return arena_printf(a, "%s broadcasts its input, so %s would read it at other indices", graph_op_label(chain[0]),
@@ -141,7 +125,7 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
     for (int i = 0; i < c->num_operands; i++)
         if (i != k && !available(c->operands[i], chain[0], 0))
             return arena_printf(a, "its other operand %s is computed after %s, where the fused kernel runs",
-                                vname(a, c->operands[i]), graph_op_label(chain[0]));
+                                graph_value_name(a, c->operands[i]), graph_op_label(chain[0]));
     int ends[GRAPH_MAX_RANK + 1];
     int nruns = graph_input_runs(c, k, ends);
     for (int i = 0; i < n; i++) {
@@ -151,7 +135,7 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
             if (j == ch || (i && s == chain[i - 1]->results)) continue;
             if (!graph_side_fits_runs(r->type, ends, nruns, chain[i], s))
                 return arena_printf(a, "%s of %s cannot be read at the indices of %s's load (it broadcasts inside dims "
-                                    "that %s's input view collapses)", vname(a, s), graph_op_label(chain[i]), cn, cn);
+                                    "that %s's input view collapses)", graph_value_name(a, s), graph_op_label(chain[i]), cn, cn);
         }
     }
     return NULL;

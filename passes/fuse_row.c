@@ -6,13 +6,7 @@
 #include <string.h>
 #include "../graph/shape_expr.h"
 #include "../ir/graph_kinds.h"
-
-static bool is_output(const Func *g, const Value *v) {
-    const Op *ret = g->body.block->last;
-    for (int i = 0; ret && ret->kind == OP_RETURN && i < ret->num_operands; i++)
-        if (ret->operands[i] == v) return true;
-    return false;
-}
+#include "graph_passes.h"
 
 static const char *vname(Arena *a, const Value *v) {
     if (v->name) return arena_printf(a, "'%%%s'", v->name);
@@ -89,7 +83,7 @@ static bool row_fits(RowChain *rc, Arena *a, const char *len, const char *what, 
 /* Whether chain value v may be read by one more member: one use, no graph output; else *why. */
 static bool single(Func *g, Arena *a, const Value *v, const char **why) {
     int uses = ir_count_uses(g, (Value *)v);
-    if (is_output(g, v)) *why = arena_printf(a, "%s is also a graph output", vname(a, v));
+    if (graph_is_output(g, v)) *why = arena_printf(a, "%s is also a graph output", vname(a, v));
     else if (uses > 1) *why = arena_printf(a, "%s has %d uses", vname(a, v), uses);
     return !*why;
 }

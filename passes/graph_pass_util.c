@@ -3,6 +3,7 @@
 #include <string.h>
 #include "graph_passes.h"
 #include "../graph/shape_expr.h"
+#include "../ir/graph_kinds.h"
 
 /* Whether argument v (a block argument of its graph) is listed in the graph's `params` attribute. */
 static bool is_param_arg(const Value *v) {
@@ -24,6 +25,22 @@ bool graph_op_is_prepare(const Op *op) {
         if (v->def ? !graph_op_is_prepare(v->def) : !is_param_arg(v)) return false;
     }
     return true;
+}
+
+bool graph_op_is_pointwise(const Op *op) {
+    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
+}
+
+bool graph_is_output(const Func *g, const Value *v) {
+    const Op *ret = g->body.block->last;
+    for (int i = 0; ret && ret->kind == OP_RETURN && i < ret->num_operands; i++)
+        if (ret->operands[i] == v) return true;
+    return false;
+}
+
+const char *graph_value_name(Arena *a, const Value *v) {
+    if (v->name) return arena_printf(a, "'%%%s'", v->name);
+    return v->def ? arena_printf(a, "the result of %s", graph_op_label(v->def)) : arena_printf(a, "argument #%d", v->index);
 }
 
 bool graph_op_is_free(const Op *op) { return op->kind == OP_G_RESHAPE || graph_op_is_prepare(op); }

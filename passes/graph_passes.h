@@ -62,6 +62,13 @@ bool graph_side_fits(const Op *anchor, const Op *c, const Value *s);
  * dims (as graph_output_runs gives them): also the rule for a prologue's side inputs, read at the
  * indices of a consumer's operand load (fuse_prologue.c). */
 bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c, const Value *s);
+/* Whether op is a pointwise graph op that a fused chain may hold: graph.unary, graph.binary,
+ * graph.batch_norm (by its input) and graph.map. */
+bool graph_op_is_pointwise(const Op *op);
+/* Whether v is returned by graph g (a graph output: its value must reach DRAM). */
+bool graph_is_output(const Func *g, const Value *v);
+/* v as remarks name it: '%name', the result of OP, or argument #i (arena a). */
+const char *graph_value_name(Arena *a, const Value *v);
 /* Whether op is a prepare op: every operand is a param of its graph or the result of a prepare op
  * (such ops run once, when the params are bound). */
 bool graph_op_is_prepare(const Op *op);
