@@ -165,26 +165,46 @@ static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, Src
 
 /* ----------------------------------------------------------------- ops */
 
-static bool lower_conv2d(GpGraph *g, Op *op) {
+/* What conv2d and conv_transpose share: the window attributes, operands x, w (rank 4), optional bias b
+ * (rank 1, -1 when absent), the result y (rank 4) of element type T, and the std kernel's consts named
+ * from them (T, SH, SW, PH, PW, DH, DW, GROUPS). false after an error (reported). */
+typedef struct ConvParts {
     int stride[2], pad[4], dil[2], groups;
-    if (!attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) || !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) ||
-        !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) || !attr_int(g, op, "groups", 1, 1 << 30, &groups))
+    int x, w, b, y;
+    const char *T;
+    const char *names[8], *values[8];
+} ConvParts;
+
+static bool conv_parts(GpGraph *g, Op *op, ConvParts *c) {
+    if (!attr_ints(g, op, "stride", 2, 1, 1 << 20, c->stride) || !attr_ints(g, op, "padding", 4, 0, 1 << 20, c->pad) ||
+        !attr_ints(g, op, "dilation", 2, 1, 1 << 20, c->dil) || !attr_int(g, op, "groups", 1, 1 << 30, &c->groups))
         return false;
+    c->x = operand(g, op, 0, 4, 4);
+    c->w = c->x < 0 ? -1 : operand(g, op, 1, 4, 4);
+    c->b = c->w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
+    if (c->w < 0 || (op->num_operands > 2 && c->b < 0)) return false;
+    c->T = gp_dtype(g, op->results[0].type, op->loc);
+    c->y = c->T ? result(g, op, 4, 4) : -1;
+    if (c->y < 0) return false;
+    static const char *const names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
+    const int v[] = {c->stride[0], c->stride[1], c->pad[0], c->pad[1], c->dil[0], c->dil[1], c->groups};
+    c->names[0] = names[0];
+    c->values[0] = c->T;
+    for (int i = 0; i < 7; i++) c->names[i + 1] = names[i + 1], c->values[i + 1] = itoa_a(g, v[i]);
+    return true;
+}
+
+static bool lower_conv2d(GpGraph *g, Op *op) {
+    ConvParts c;
+    if (!conv_parts(g, op, &c)) return false;
     const char *layout = ir_op_attr_str(op, "layout");
     bool nhwc = layout && !strcmp(layout, "NHWC");
     if (layout && !nhwc && strcmp(layout, "NCHW")) return bad_attr(g, op, "layout", "\"NCHW\" or \"NHWC\"");
-    int x = operand(g, op, 0, 4, 4), w = x < 0 ? -1 : operand(g, op, 1, 4, 4);
-    int b = w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
-    if (w < 0 || (op->num_operands > 2 && b < 0)) return false;
-    const char *T = gp_dtype(g, op->results[0].type, op->loc);
-    int y = T ? result(g, op, 4, 4) : -1;
-    if (y < 0) return false;
-    const char *names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
-    const char *values[] = {T, itoa_a(g, stride[0]), itoa_a(g, stride[1]), itoa_a(g, pad[0]), itoa_a(g, pad[1]),
-                            itoa_a(g, dil[0]), itoa_a(g, dil[1]), itoa_a(g, groups)};
+    int x = c.x, w = c.w, b = c.b, y = c.y, groups = c.groups;
+    const char *T = c.T;
     const char *const *yd = gp_t(g, y)->dims, *const *wd = gp_t(g, w)->dims;
     const char *N = yd[0], *K = nhwc ? yd[3] : yd[1], *P = nhwc ? yd[1] : yd[2], *Q = nhwc ? yd[2] : yd[3];
-    Func *k = gp_kernel_tiled(g, groups == 1 ? "std_conv2d" : "std_conv2d_grouped", names, values, groups == 1 ? 7 : 8,
+    Func *k = gp_kernel_tiled(g, groups == 1 ? "std_conv2d" : "std_conv2d_grouped", c.names, c.values, groups == 1 ? 7 : 8,
                               (const char *[]){K, P, Q, wd[1], wd[2], wd[3], N}, op->loc);
     if (!k) return false;
     int64_t bp = gp_kconst(g, k, "BLOCK_P", op->loc), bk = gp_kconst(g, k, "BLOCK_K", op->loc);
@@ -727,21 +747,12 @@ static bool lower_pad(GpGraph *g, Op *op) {
  * it), so no zero insertion and no atomics; the bottom/right padding and output_padding only change P and Q,
  * which come from y's view. */
 static bool lower_conv_transpose(GpGraph *g, Op *op) {
-    int stride[2], pad[4], opad[2], dil[2], groups;
-    if (!attr_ints(g, op, "stride", 2, 1, 1 << 20, stride) || !attr_ints(g, op, "padding", 4, 0, 1 << 20, pad) ||
-        !attr_ints(g, op, "output_padding", 2, 0, 1 << 20, opad) || !attr_ints(g, op, "dilation", 2, 1, 1 << 20, dil) ||
-        !attr_int(g, op, "groups", 1, 1 << 30, &groups))
-        return false;
-    int x = operand(g, op, 0, 4, 4), w = x < 0 ? -1 : operand(g, op, 1, 4, 4);
-    int b = w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
-    if (w < 0 || (op->num_operands > 2 && b < 0)) return false;
-    const char *T = gp_dtype(g, op->results[0].type, op->loc);
-    int y = T ? result(g, op, 4, 4) : -1;
-    if (y < 0) return false;
-    const char *names[] = {"T", "SH", "SW", "PH", "PW", "DH", "DW", "GROUPS"};
-    const char *values[] = {T, itoa_a(g, stride[0]), itoa_a(g, stride[1]), itoa_a(g, pad[0]), itoa_a(g, pad[1]),
-                            itoa_a(g, dil[0]), itoa_a(g, dil[1]), itoa_a(g, groups)};
-    Func *k = gp_kernel(g, "std_conv_transpose2d", names, values, 8, op->loc);
+    int opad[2];
+    ConvParts c;
+    if (!conv_parts(g, op, &c) || !attr_ints(g, op, "output_padding", 2, 0, 1 << 20, opad)) return false;
+    int x = c.x, w = c.w, b = c.b, y = c.y;
+    const char *T = c.T;
+    Func *k = gp_kernel(g, "std_conv_transpose2d", c.names, c.values, 8, op->loc);
     int64_t bp = k ? gp_kconst(g, k, "BLOCK_P", op->loc) : 0, bk = k ? gp_kconst(g, k, "BLOCK_K", op->loc) : 0;
     if (bp < 1 || bk < 1) return false;
     const char *const *yd = gp_t(g, y)->dims;
