@@ -194,6 +194,48 @@ static TlrtModule *std_load_so(const char *key, const char *lib, size_t n) {
     return m;
 }
 
+/* Compiles `kernel` of the file rel (under the source tree; defines "NAME=VALUE", NULL-terminated, at
+ * most 8) for the host with num_warps warps and num_stages stages (0: the default); checks that its LLVM
+ * IR satisfies engine_ok (the dot took the engine the test is about; `engine` names it in the failure
+ * message); loads it. NULL (and a failed check) when it does not compile or load. */
+static inline TlrtModule *engine_kernel(const char *rel, const char *kernel, const char *const *defines, int num_warps,
+                                        int num_stages, bool (*engine_ok)(const char *llvm), const char *engine) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, rel);
+    size_t len;
+    char *src = read_file(path, &len);
+    CHECK(src != NULL);
+    if (!src) return NULL;
+    TlDefine defs[8];
+    char buf[8][64];
+    int nd = split_defines(defines, defs, buf);
+    TlCompileOptions opt;
+    tl_options_init(&opt);
+    opt.target = TL_TARGET_HOST;
+    opt.defines = defs;
+    opt.ndefines = nd;
+    opt.only = kernel;
+    opt.num_warps = num_warps;
+    if (num_stages > 0) opt.num_stages = num_stages;
+    char *out = NULL;
+    size_t n = 0;
+    opt.emit = TL_EMIT_LLVM;
+    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
+    CHECK(st == TL_OK);
+    bool ok = st == TL_OK && engine_ok(out);
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "%s (%d warps): the dot did not take %s\n", kernel, num_warps, engine);
+    free(out);
+    opt.emit = TL_EMIT_SO;
+    st = tl_compile(path, src, len, &opt, &out, &n);
+    free(src);
+    CHECK(st == TL_OK);
+    if (st != TL_OK) return NULL;
+    TlrtModule *m = std_load_so(NULL, out, n);
+    free(out);
+    return m;
+}
+
 /* The module holding `kernel` of lang/std/<file>, followed by the source text extra (NULL: none; a test
  * kernel that calls the file's fns), compiled with the defines ("NAME=VALUE" strings, NULL-terminated;
  * T is added from dt); NULL (and a failed check) when it does not compile. */

@@ -33,41 +33,10 @@
 
 /* Compiles `kernel` of INPUT (defines "NAME=VALUE", NULL-terminated) for the host with the given
  * warps and stages; checks that its LLVM IR does not call tl_emu_mma; loads it. */
+static bool takes_fma(const char *llvm) { return !strstr(llvm, "@tl_emu_mma(") && strstr(llvm, "llvm.fma"); }
+
 static TlrtModule *fma_kernel(const char *kernel, const char *const *defines, int num_warps, int num_stages) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, INPUT);
-    size_t len;
-    char *src = read_file(path, &len);
-    CHECK(src != NULL);
-    if (!src) return NULL;
-    TlDefine defs[8];
-    char buf[8][64];
-    int nd = split_defines(defines, defs, buf);
-    TlCompileOptions opt;
-    tl_options_init(&opt);
-    opt.target = TL_TARGET_HOST;
-    opt.defines = defs;
-    opt.ndefines = nd;
-    opt.only = kernel;
-    opt.num_warps = num_warps;
-    opt.num_stages = num_stages;
-    char *out = NULL;
-    size_t n = 0;
-    opt.emit = TL_EMIT_LLVM;
-    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
-    CHECK(st == TL_OK);
-    bool fma = st == TL_OK && strstr(out, "@tl_emu_mma(") == NULL && strstr(out, "llvm.fma") != NULL;
-    CHECK(fma);
-    if (!fma) fprintf(stderr, "%s (%d warps): the dot did not take the FMA path\n", kernel, num_warps);
-    free(out);
-    opt.emit = TL_EMIT_SO;
-    st = tl_compile(path, src, len, &opt, &out, &n);
-    free(src);
-    CHECK(st == TL_OK);
-    if (st != TL_OK) return NULL;
-    TlrtModule *m = std_load_so(NULL, out, n);
-    free(out);
-    return m;
+    return engine_kernel(INPUT, kernel, defines, num_warps, num_stages, takes_fma, "the FMA path");
 }
 
 /* want: float64 sum; mag: sum of |products|; seq: the f32 fma sequence in ascending k. a is

@@ -44,40 +44,10 @@ static double tf32_of(float f) {
 
 /* Compiles `kernel` of INPUT (defines "NAME=VALUE", NULL-terminated) with num_warps warps for the
  * host; checks that its LLVM IR calls tl_emu_mma (the dot took the tensor-core path); loads it. */
+static bool takes_mma(const char *llvm) { return strstr(llvm, "@tl_emu_mma(") != NULL; }
+
 static TlrtModule *mma_kernel(const char *kernel, const char *const *defines, int num_warps) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", TILEC_SOURCE_DIR, INPUT);
-    size_t len;
-    char *src = read_file(path, &len);
-    CHECK(src != NULL);
-    if (!src) return NULL;
-    TlDefine defs[8];
-    char buf[8][64];
-    int nd = split_defines(defines, defs, buf);
-    TlCompileOptions opt;
-    tl_options_init(&opt);
-    opt.target = TL_TARGET_HOST;
-    opt.defines = defs;
-    opt.ndefines = nd;
-    opt.only = kernel;
-    opt.num_warps = num_warps;
-    char *out = NULL;
-    size_t n = 0;
-    opt.emit = TL_EMIT_LLVM;
-    TlStatus st = tl_compile(path, src, len, &opt, &out, &n);
-    CHECK(st == TL_OK);
-    bool uses_mma = st == TL_OK && strstr(out, "@tl_emu_mma(") != NULL;
-    CHECK(uses_mma);
-    if (!uses_mma) fprintf(stderr, "%s (%d warps): the dot did not use tensor cores\n", kernel, num_warps);
-    free(out);
-    opt.emit = TL_EMIT_SO;
-    st = tl_compile(path, src, len, &opt, &out, &n);
-    free(src);
-    CHECK(st == TL_OK);
-    if (st != TL_OK) return NULL;
-    TlrtModule *m = std_load_so(NULL, out, n);
-    free(out);
-    return m;
+    return engine_kernel(INPUT, kernel, defines, num_warps, 0, takes_mma, "tensor cores");
 }
 
 /* want[i][j] = sum_k op(a)[i][k] * op(b)[k][j] in float64, inputs rounded to tf32 when tf32;
