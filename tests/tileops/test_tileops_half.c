@@ -95,8 +95,7 @@ static void conv_case(const char *name, TileopsLayout layout, int64_t N, int64_t
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) buf_free(all[i]);
 }
 
-static void gemm_case(void) {
-    const int64_t B = 2, M = 19, N = 33, K = 40;
+static void gemm_case(int64_t B, int64_t M, int64_t N, int64_t K) {
     TileopsGemm g;
     tileops_gemm_init(&g, dt, B, M, N, K, true, false);
     Buf a = hbuf((size_t)(B * M * K), -1, 1, false), b = hbuf((size_t)(B * K * N), -1, 1, false);
@@ -120,7 +119,10 @@ static void gemm_case(void) {
                 acc += res.h[yi], m += fabs(res.h[yi]);
                 ref[yi] = ref_act(TILEOPS_ACT_GELU, acc, 0), mag[yi] = 1.5 * m;
             }
-    CHECK(hcompare("gemm a^T batch 2 19x33x40 bias, residual before, gelu", &y, ref, mag));
+    char what[96];
+    snprintf(what, sizeof what, "gemm a^T batch %lld %lldx%lldx%lld bias, residual before, gelu", (long long)B,
+             (long long)M, (long long)N, (long long)K);
+    CHECK(hcompare(what, &y, ref, mag));
     free(ref), free(mag);
     buf_free(&a), buf_free(&b), buf_free(&bias), buf_free(&res), buf_free(&y);
 }
@@ -152,9 +154,15 @@ int main(void) {
         conv_case("conv 1x1 s2 NHWC bias+BN+silu+residual", TILEOPS_NHWC, 1, 24, 6, 5, 7, 1, 2, 0, 1, TILEOPS_ACT_SILU);
         conv_case("depthwise 3x3 s2 NHWC bias+BN+hardswish+residual", TILEOPS_NHWC, 2, 6, 9, 8, 6, 3, 2, 1, 6,
                   TILEOPS_ACT_HARDSWISH);
-        gemm_case();
+        gemm_case(2, 19, 33, 40);
         eltwise_case();
     }
+    /* Shapes the tile model gives bf16's second configurations (tests/tileops/test_tileops_tune.c checks the
+     * grids): conv2d 64x128 tiles (8 warps), gemm 64x64. */
+    dt = TILEOPS_BF16;
+    conv_case("conv 1x1 NHWC 16->128 28x28 N=8 (64x128 tiles)", TILEOPS_NHWC, 8, 16, 28, 28, 128, 1, 1, 0, 1,
+              TILEOPS_ACT_RELU);
+    gemm_case(1, 768, 768, 32);
     teardown();
     return check_summary();
 }

@@ -85,6 +85,34 @@ static void test_heuristic(void) {
     CHECK(gemm_f16(h, 2048, 2048, 512, fake_ptr(), fake_ptr(), NULL, fake_ptr()) == TILEOPS_OK);
     printf("  heuristic, gemm f16 2048x2048x512:  grid %u x %u x %u\n", last_grid[0], last_grid[1], last_grid[2]);
     CHECK(last_grid[0] == 32 && last_grid[1] == 32 && last_grid[2] == 1); /* 64x64 tiles: modelled faster */
+    /* bf16 conv2d (32x64 or 64x128 tiles of K x P*Q; grid: pixel blocks, K blocks, N): a small layer keeps
+     * the small tile, ResNet-50's first 1x1 conv-BN-add (N 32, 64 -> 256 at 56x56) takes the large one. */
+    TileopsConv2d d = TILEOPS_CONV2D_INIT;
+    d.dtype = TILEOPS_BF16, d.layout = TILEOPS_NHWC, d.n = 2, d.c = 8, d.h = d.w = 9, d.k = 8, d.r = d.s = 3;
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+    CHECK(tileops_conv2d(h, &d, fake_ptr(), fake_ptr(), NULL, fake_ptr(), NULL, 0, NULL) == TILEOPS_OK);
+    printf("  heuristic, conv bf16 3x3 8->8 9x9 N=2:          grid %u x %u x %u\n", last_grid[0], last_grid[1],
+           last_grid[2]);
+    CHECK(last_grid[0] == 2 && last_grid[1] == 1 && last_grid[2] == 2); /* 32x64: 81 pixels in 2 blocks of 64 */
+    d.n = 32, d.c = 64, d.h = d.w = 56, d.k = 256, d.r = d.s = 1;
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 0;
+    CHECK(tileops_conv2d(h, &d, fake_ptr(), fake_ptr(), NULL, fake_ptr(), NULL, 0, NULL) == TILEOPS_OK);
+    printf("  heuristic, conv bf16 1x1 64->256 56x56 N=32:    grid %u x %u x %u\n", last_grid[0], last_grid[1],
+           last_grid[2]);
+    CHECK(last_grid[0] == 25 && last_grid[1] == 4 && last_grid[2] == 32); /* 64x128: 3136 pixels in 25 blocks of 128 */
+    d.n = 8, d.c = 16, d.h = d.w = 28, d.k = 128; /* test_tileops_half.c's 64x128 case */
+    CHECK(tileops_conv2d(h, &d, fake_ptr(), fake_ptr(), NULL, fake_ptr(), NULL, 0, NULL) == TILEOPS_OK);
+    CHECK(last_grid[0] == 7 && last_grid[1] == 2 && last_grid[2] == 8); /* 64x128: 784 pixels in 7 blocks */
+    /* bf16 gemm: 32x32 tiles, or 64x64 from 768x768 (tests/tileops/test_tileops_half.c runs that shape). */
+    TileopsGemm g;
+    tileops_gemm_init(&g, TILEOPS_BF16, 1, 512, 512, 32, false, false);
+    CHECK(tileops_gemm(h, &g, fake_ptr(), fake_ptr(), NULL, fake_ptr(), NULL, 0, NULL) == TILEOPS_OK);
+    CHECK(last_grid[0] == 16 && last_grid[1] == 16); /* 32x32 */
+    tileops_gemm_init(&g, TILEOPS_BF16, 1, 768, 768, 32, false, false);
+    CHECK(tileops_gemm(h, &g, fake_ptr(), fake_ptr(), NULL, fake_ptr(), NULL, 0, NULL) == TILEOPS_OK);
+    printf("  heuristic, gemm bf16 768x768x32:                grid %u x %u x %u\n", last_grid[0], last_grid[1],
+           last_grid[2]);
+    CHECK(last_grid[0] == 12 && last_grid[1] == 12); /* 64x64 */
     tileops_destroy(h);
 }
 
