@@ -16,6 +16,8 @@ Writes $OUT/bench.csv, $OUT/bench.md (the table) and $OUT/bench.svg (a bar chart
 """
 import argparse, csv, os, statistics, subprocess, sys, tempfile, time
 
+from gpu_timing import median_ms
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PTX_DIR = os.path.join(ROOT, "build-ptx", "bench")
 FLUSH_MB = 256
@@ -68,18 +70,7 @@ def main():
     flush = torch.empty(FLUSH_MB << 20, dtype=torch.uint8, device=dev)
 
     def timed(fn, runs=a.runs, warm=3):
-        for _ in range(warm):
-            fn()
-        t = []
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(runs):
-            flush.random_(0, 255)  # L2 starts cold
-            e0.record()
-            fn()
-            e1.record()
-            torch.cuda.synchronize()
-            t.append(e0.elapsed_time(e1))
-        return statistics.median(t)
+        return median_ms(fn, flush, runs, warm)
 
     # Machine peaks measured now: device-to-device copy bandwidth and cuBLAS bf16 GEMM rate.
     src = torch.empty(1 << 30, dtype=torch.uint8, device=dev).random_(0, 255)

@@ -26,7 +26,9 @@ tools/device-check --prepare copies libtileops.so and libtilert.so into build-pt
 runs this script on the GPU after the e2e tests. Writes $OUT/tileops.csv and $OUT/tileops.md.
 Exit status 0 when every row passed its check.
 """
-import argparse, csv, ctypes as C, os, statistics, subprocess, sys, time
+import argparse, csv, ctypes as C, os, subprocess, sys, time
+
+from gpu_timing import median_ms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLUSH_MB = 256
@@ -149,20 +151,7 @@ def main():
     flush = None if a.emu else torch.empty(FLUSH_MB << 20, dtype=torch.uint8, device=dev)
 
     def timed(fn):
-        if a.emu:
-            return float("nan")
-        for _ in range(3):
-            fn()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        t = []
-        for _ in range(a.runs):
-            flush.random_(0, 255)
-            e0.record()
-            fn()
-            e1.record()
-            torch.cuda.synchronize()
-            t.append(e0.elapsed_time(e1))
-        return statistics.median(t)
+        return float("nan") if a.emu else median_ms(fn, flush, a.runs)
 
     def rnd(*shape, lo=-1.0, hi=1.0, dt=torch.float32):
         return torch.empty(*shape, device=dev).uniform_(lo, hi).to(dt)
