@@ -6,7 +6,10 @@
  *   - logic: !(a && b) ^ (a || b) with b [B] broadcast: not, and, or, xor (2 launches fused, 4 unfused);
  *   - sel_f32, sel_f16: where(x > y && m, relu(x), y * 2) with a bool side input m [B] (3 launches fused,
  *     5 unfused); relu keeps NaN (PyTorch), and every value here is exact in the element type;
- *   - pick: where(x >= y, x, y): the comparison's bools stay in registers (1 launch fused, 2 unfused).
+ *   - pick: where(x >= y, x, y): the comparison's bools stay in registers (1 launch fused, 2 unfused);
+ *   - red_le: sum(x [A, B, 8], axes = [2]) <= t, fused into std_reduce's scalar store (1 launch, 2 unfused),
+ *     x and t uniform in [-1, 1) against the float64 sum; an element whose sum is within 1e-4 of t could
+ *     round either way in f32 and is not judged (the count is printed and must stay below 2%).
  * Outputs are poisoned (0xff bytes: NaN in f32 and f16, 255 in a bool, which is neither 0 nor 1) before each
  * run; a bool output must hold exactly 0 or 1. Inputs random each run (seed printed; TILEC_SEED=N replays). */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -49,9 +52,9 @@ static double special(Et et) {
     return et == H ? from_f16(to_f16((float)x)) : (double)(float)x;
 }
 
-static Buf buf_new(Et et, size_t n, bool boolean) {
+static Buf buf_new(Et et, size_t n, bool boolean, bool plain) {
     Buf b = {et, n, malloc(n * sizeof(double)), NULL};
-    for (size_t i = 0; i < n; i++) b.v[i] = boolean ? (double)(urand() > 0) : special(et);
+    for (size_t i = 0; i < n; i++) b.v[i] = boolean ? (double)(urand() > 0) : plain ? (double)(float)urand() : special(et);
     unsigned char *h = malloc(n * et_size(et));
     for (size_t i = 0; i < n; i++) {
         if (et == Z) h[i] = (unsigned char)(b.v[i] != 0);
@@ -96,16 +99,18 @@ static const Case cases[] = {
     {"sel_f32", 3, {"x", "y", "m"}, {F, F, Z}, {2, 2, 1}, F, 3, 5},
     {"sel_f16", 3, {"x", "y", "m"}, {H, H, Z}, {2, 2, 1}, H, 3, 5},
     {"pick", 2, {"x", "y"}, {F, F}, {2, 2}, F, 1, 2},
+    {"red_le", 2, {"x", "t"}, {F, F}, {3, 2}, Z, 1, 2},
 };
+enum { R = 8 }; /* red_le's reduced dim */
 
-/* Input k's element at output index (i, j) (a [B] input broadcasts along A). */
+/* Input k's element at output index (i, j) (a [B] input broadcasts along A; a rank-3 input is not read here). */
 static double at(const Case *c, const Buf *in, int k, size_t i, size_t j) {
     return c->rank[k] == 1 ? in[k].v[j] : in[k].v[i * B + j];
 }
 
 /* The exact reference of c at (i, j): C's comparisons on doubles are IEEE's. */
 static double reference(const Case *c, const Buf *in, size_t i, size_t j) {
-    double x = at(c, in, 0, i, j), y = at(c, in, 1, i, j);
+    double x = c->rank[0] == 3 ? 0 : at(c, in, 0, i, j), y = at(c, in, 1, i, j);
     const char *g = c->graph;
     if (!strcmp(g, "cmp_eq")) return x == y;
     if (!strcmp(g, "cmp_ne")) return x != y;
@@ -115,6 +120,11 @@ static double reference(const Case *c, const Buf *in, size_t i, size_t j) {
     if (!strcmp(g, "cmp_le")) return x <= y;
     if (!strcmp(g, "logic")) return (double)(!(x != 0 && y != 0) != (x != 0 || y != 0));
     if (!strcmp(g, "pick")) return x >= y ? x : y;
+    if (!strcmp(g, "red_le")) {
+        double sum = 0;
+        for (int k = 0; k < R; k++) sum += in[0].v[(i * B + j) * R + k];
+        return fabs(sum - y) < 1e-4 ? NAN : sum <= y; /* NaN: too close to judge */
+    }
     double relu = isnan(x) ? x : fmax(x, 0.0), v = y * 2; /* y * 2 is exact (|y| <= 4 or inf) */
     return x > y && at(c, in, 2, i, j) != 0 ? relu : v;
 }
@@ -151,7 +161,7 @@ static void run_case(TlrtModule *mod, const Case *c, const Buf *in, bool fused) 
     for (int k = 0; k < c->nin && ok; k++) {
         TlrtView v = {.rank = c->rank[k], .data = in[k].dev};
         if (c->rank[k] == 1) v.sizes[0] = B;
-        else v.sizes[0] = A, v.sizes[1] = B;
+        else v.sizes[0] = A, v.sizes[1] = B, v.sizes[2] = R;
         ok = tlrt_plan_bind_input(p, c->names[k], &v) == TLRT_OK;
         if (!ok) fprintf(stderr, "%s: bind %s: %s\n", c->graph, c->names[k], tlrt_last_error(ctx));
     }
@@ -166,18 +176,24 @@ static void run_case(TlrtModule *mod, const Case *c, const Buf *in, bool fused) 
     ok = ok && tlrt_plan_copy_output(p, "out", h, bytes) == TLRT_OK;
     CHECK(ok);
     if (ok) {
-        size_t bad = 0;
+        size_t bad = 0, close = 0;
         bool bad_bool = false;
         for (size_t i = 0; i < A; i++)
             for (size_t j = 0; j < B; j++) {
                 double got = out_elem(h, c->out, i * B + j, &bad_bool), want_v = reference(c, in, i, j);
+                if (c->out == Z && isnan(want_v)) { /* too close to call */
+                    close++;
+                    continue;
+                }
                 if (!same(got, want_v) && bad++ < 3)
                     fprintf(stderr, "%s %s: [%zu, %zu]: got %g, want %g (x %g, y %g)\n", c->graph,
                             fused ? "fused" : "unfused", i, j, got, want_v, at(c, in, 0, i, j), at(c, in, 1, i, j));
             }
-        printf("  %-8s %-7s %d launches: %zu of %zu elements differ%s\n", c->graph, fused ? "fused" : "unfused",
+        printf("  %-8s %-7s %d launches: %zu of %zu elements differ%s", c->graph, fused ? "fused" : "unfused",
                launches, bad, n, bad_bool ? " (a bool output byte is neither 0 nor 1)" : "");
-        CHECK(bad == 0 && !bad_bool);
+        if (close) printf(" (%zu too close to judge)", close);
+        printf("\n");
+        CHECK(bad == 0 && !bad_bool && close * 50 < n);
     }
     free(h);
     tlrt_plan_destroy(p);
@@ -193,7 +209,10 @@ int main(void) {
     for (size_t ci = 0; f && u && ci < sizeof cases / sizeof *cases; ci++) {
         const Case *c = &cases[ci];
         Buf in[MAXT];
-        for (int k = 0; k < c->nin; k++) in[k] = buf_new(c->et[k], c->rank[k] == 1 ? B : (size_t)A * B, c->et[k] == Z);
+        bool plain = !strcmp(c->graph, "red_le");
+        for (int k = 0; k < c->nin; k++)
+            in[k] = buf_new(c->et[k], c->rank[k] == 1 ? B : c->rank[k] == 2 ? (size_t)A * B : (size_t)A * B * R,
+                            c->et[k] == Z, plain);
         run_case(f, c, in, true);
         run_case(u, c, in, false);
         for (int k = 0; k < c->nin; k++) buf_free(&in[k]);
