@@ -64,10 +64,40 @@ static int binary_kind(AstOp op) {
     }
 }
 
+/* The comparisons (a bool tensor from two tensors) and the logic operators on bool tensors; -1 for others. */
+static int bool_kind(AstOp op) {
+    switch (op) {
+    case BIN_LT: return GK_LESS;
+    case BIN_LE: return GK_LESS_EQUAL;
+    case BIN_GT: return GK_GREATER;
+    case BIN_GE: return GK_GREATER_EQUAL;
+    case BIN_EQ: return GK_EQUAL;
+    case BIN_NE: return GK_NOT_EQUAL;
+    case BIN_LAND: return GK_AND;
+    case BIN_LOR: return GK_OR;
+    case BIN_BXOR: return GK_XOR;
+    default: return -1;
+    }
+}
+
+/* a < b, a == b ... (graph.compare) and a && b, a || b, a ^ b on bool tensors (graph.logic): two tensors. */
+static Value *bool_value(Sema *s, GraphBuilder *g, const Ast *e, GraphKindId kind) {
+    const Ast *num = sema_graph_const(s, e->lhs) ? e->lhs : sema_graph_const(s, e->rhs) ? e->rhs : NULL;
+    if (num) {
+        diag_error(s->d, num->loc, "'%s' on tensors takes two tensors, not a number (pass the number as a tensor "
+                   "parameter, or compare inside a fn called on the tensor)", ast_op_spelling(e->op));
+        return NULL;
+    }
+    Value *a = sema_graph_expr(s, g, e->lhs), *b = sema_graph_expr(s, g, e->rhs);
+    return graph_kind(kind)->cls == GK_CLASS_COMPARE ? gb_compare(g, e->loc, kind, a, b) : gb_logic(g, e->loc, kind, a, b);
+}
+
 static Value *binary_value(Sema *s, GraphBuilder *g, const Ast *e) {
     int kind = binary_kind(e->op);
+    if (bool_kind(e->op) >= 0) return bool_value(s, g, e, (GraphKindId)bool_kind(e->op));
     if (kind < 0) {
-        diag_error(s->d, e->loc, "operator '%s' is not supported on tensors (graphs have + - * /)", ast_op_spelling(e->op));
+        diag_error(s->d, e->loc, "operator '%s' is not supported on tensors (graphs have + - * /, comparisons, && || ^ "
+                   "and !)", ast_op_spelling(e->op));
         return NULL;
     }
     bool ca = sema_graph_const(s, e->lhs), cb = sema_graph_const(s, e->rhs);
@@ -96,6 +126,7 @@ Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
     case AST_CALL: return sema_graph_call(s, g, e);
     case AST_BINARY: return binary_value(s, g, e);
     case AST_UNARY:
+        if (e->op == UN_NOT) return gb_logic(g, e->loc, GK_NOT, sema_graph_expr(s, g, e->lhs), NULL);
         if (e->op != UN_NEG) {
             diag_error(s->d, e->loc, "operator '%s' is not supported on tensors", ast_op_spelling(e->op));
             return NULL;
@@ -126,8 +157,8 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
     }
     const Type *e = sema_resolve_type(s, t->elem);
     if (!e) return NULL;
-    if (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16) {
-        diag_error(s->d, t->elem->loc, "graph tensors hold f32, f16 or bf16, got %s", sema_tstr(s, e));
+    if (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16 && e->kind != TY_I1) {
+        diag_error(s->d, t->elem->loc, "graph tensors hold f32, f16, bf16 or bool, got %s", sema_tstr(s, e));
         return NULL;
     }
     if (t->ndims > SEMA_MAX_RANK) {
@@ -163,7 +194,7 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
         }
     }
     /* Plans and the runtime size buffers in int64 bytes: the literal dims alone must fit. */
-    int64_t bytes = ir_type_bits(e) / 8;
+    int64_t bytes = (ir_type_bits(e) + 7) / 8; /* a bool is one byte */
     for (int i = 0; i < t->ndims; i++) {
         if (dims[i] > 0 && __builtin_mul_overflow(bytes, dims[i], &bytes)) {
             diag_error(s->d, t->loc, "a tensor of %s is too large: its constant dims alone hold more than 2^63 bytes",

@@ -460,6 +460,12 @@ static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const
     return ok ? gb_conv_transpose(g, call->loc, t[0], t[1], t[2], &a) : NULL;
 }
 
+/* where(condition, x, y): x where the bool tensor condition is true, else y (numpy broadcasting of all three). */
+static Value *op_where(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
+    Value *t[GMAXP];
+    return operands(s, g, op, args, t) ? gb_where(g, call->loc, t[0], t[1], t[2]) : NULL;
+}
+
 #define X {"x", GP_TENSOR, 0}
 #define NOMIN INT32_MIN
 /* Rows with a NULL name take the name of their kind (ir/graph_ops.def): the table is the only place a
@@ -495,6 +501,7 @@ static const GraphOp graph_ops[] = {
     {"conv_transpose2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1},
                              {"padding", GP_PAD, 0}, {"output_padding", GP_PAIR, 0}, {"groups", GP_INT, 1},
                              {"dilation", GP_PAIR, 1}}, op_conv_transpose, -1},
+    {"where", 3, {{"condition", GP_TENSOR, 0}, X, {"y", GP_TENSOR, 0}}, op_where, -1},
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) SRC_ROW_##SRC(ID)
 #define SRC_ROW_0(ID)
 #define SRC_ROW_1(ID) {NULL, 1, {X}, op_unary, GK_##ID},

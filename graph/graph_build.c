@@ -179,9 +179,9 @@ Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const 
             gb_error(g, loc, "graph argument '%s' is declared twice", name);
             return NULL;
         }
-    if (!elem_ok(elem)) {
+    if (!elem_ok(elem) && elem != TY_I1) {
         const char *n = ir_scalar_name(elem);
-        gb_error(g, loc, "graph argument '%s': element type %s is not supported (f32, f16 or bf16)", name,
+        gb_error(g, loc, "graph argument '%s': element type %s is not supported (f32, f16, bf16 or bool)", name,
                  n ? n : "?");
         return NULL;
     }

@@ -2,6 +2,7 @@
  *
  *   graph_build.c   the builder: arguments, dims and derived symbols, runtime checks, finishing
  *   graph_ops.c     one constructor per graph op, with its shape rule
+ *   graph_ops_bool.c  the ops with bool tensors: compare, logic, where
  *
  * Dims are handled as shape expressions (shape_expr.h) over the graph's symbols: the symbols bound by
  * arguments and the derived ones (`_d0`, ...), each derived symbol with its definition over earlier
@@ -61,6 +62,10 @@ const Type *gb_tensor(GraphBuilder *g, const Type *elem, int rank, const GbDim *
 Op *gb_emit(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, SrcLoc loc);
 /* Attribute helpers (module arena). */
 Attr *gb_ints(GraphBuilder *g, const int *v, int n);
+
+/* numpy broadcasting of a and b's shapes into dims (rank *rank, at most 8); `verb` words the error ("cannot
+ * VERB A and B: dim i is ..."). false after reporting. */
+bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank);
 
 /* Operand checks shared by the constructors: every operand a tensor of the builder's element types
  * and all of one element type. Returns false after reporting (or silently for a NULL operand). */

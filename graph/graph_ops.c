@@ -203,6 +203,10 @@ static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, V
     return true;
 }
 
+bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank) {
+    return broadcast(g, loc, verb, a, b, dims, rank);
+}
+
 Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
     const GraphKind *k = kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
     if (!k) return NULL;

@@ -6,6 +6,8 @@
 #define GK_CLASS_OF_BINARY GK_CLASS_BINARY
 #define GK_CLASS_OF_REDUCE GK_CLASS_REDUCE
 #define GK_CLASS_OF_POOL GK_CLASS_POOL
+#define GK_CLASS_OF_COMPARE GK_CLASS_COMPARE
+#define GK_CLASS_OF_LOGIC GK_CLASS_LOGIC
 
 /* A kind's code is its position among its class's rows: per class, an enum and a name list generated
  * from that class's rows only (KEEP(WANT, CLASS, X) is X when CLASS is WANT, else nothing). */
@@ -14,18 +16,38 @@
 #define KEEP_UNARY_BINARY(X)
 #define KEEP_UNARY_REDUCE(X)
 #define KEEP_UNARY_POOL(X)
+#define KEEP_UNARY_COMPARE(X)
+#define KEEP_UNARY_LOGIC(X)
 #define KEEP_BINARY_UNARY(X)
 #define KEEP_BINARY_BINARY(X) X,
 #define KEEP_BINARY_REDUCE(X)
 #define KEEP_BINARY_POOL(X)
+#define KEEP_BINARY_COMPARE(X)
+#define KEEP_BINARY_LOGIC(X)
 #define KEEP_REDUCE_UNARY(X)
 #define KEEP_REDUCE_BINARY(X)
 #define KEEP_REDUCE_REDUCE(X) X,
 #define KEEP_REDUCE_POOL(X)
+#define KEEP_REDUCE_COMPARE(X)
+#define KEEP_REDUCE_LOGIC(X)
 #define KEEP_POOL_UNARY(X)
 #define KEEP_POOL_BINARY(X)
 #define KEEP_POOL_REDUCE(X)
 #define KEEP_POOL_POOL(X) X,
+#define KEEP_POOL_COMPARE(X)
+#define KEEP_POOL_LOGIC(X)
+#define KEEP_COMPARE_UNARY(X)
+#define KEEP_COMPARE_BINARY(X)
+#define KEEP_COMPARE_REDUCE(X)
+#define KEEP_COMPARE_POOL(X)
+#define KEEP_COMPARE_COMPARE(X) X,
+#define KEEP_COMPARE_LOGIC(X)
+#define KEEP_LOGIC_UNARY(X)
+#define KEEP_LOGIC_BINARY(X)
+#define KEEP_LOGIC_REDUCE(X)
+#define KEEP_LOGIC_POOL(X)
+#define KEEP_LOGIC_COMPARE(X)
+#define KEEP_LOGIC_LOGIC(X) X,
 enum {
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(UNARY, CLASS, GKC_##ID)
 #include "graph_ops.def"
@@ -40,6 +62,14 @@ enum {
 };
 enum {
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(POOL, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(COMPARE, CLASS, GKC_##ID)
+#include "graph_ops.def"
+};
+enum {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(LOGIC, CLASS, GKC_##ID)
 #include "graph_ops.def"
 };
 
@@ -65,6 +95,14 @@ static const char *const names_pool[] = {
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(POOL, CLASS, NAME)
 #include "graph_ops.def"
     NULL};
+static const char *const names_compare[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(COMPARE, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
+static const char *const names_logic[] = {
+#define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) KEEP(LOGIC, CLASS, NAME)
+#include "graph_ops.def"
+    NULL};
 
 const GraphKind *graph_kind(GraphKindId k) { return &rows[k]; }
 
@@ -86,6 +124,8 @@ int graph_kind_class_of(OpKind k) {
     case OP_G_BINARY: return GK_CLASS_BINARY;
     case OP_G_REDUCE: return GK_CLASS_REDUCE;
     case OP_G_POOL: return GK_CLASS_POOL;
+    case OP_G_COMPARE: return GK_CLASS_COMPARE;
+    case OP_G_LOGIC: return GK_CLASS_LOGIC;
     default: return -1;
     }
 }
@@ -100,6 +140,8 @@ const char *const *graph_kind_names(GraphKindClass cls) {
     case GK_CLASS_UNARY: return names_unary;
     case GK_CLASS_BINARY: return names_binary;
     case GK_CLASS_REDUCE: return names_reduce;
+    case GK_CLASS_COMPARE: return names_compare;
+    case GK_CLASS_LOGIC: return names_logic;
     default: return names_pool;
     }
 }

@@ -21,8 +21,15 @@ typedef enum GraphImap {
 /* The most parameters the fn of a graph.map may have (its operands and constants together). */
 #define GRAPH_MAP_MAX_ARGS 16
 
-/* The graph IR ops that carry a `kind` attribute. */
-typedef enum GraphKindClass { GK_CLASS_UNARY, GK_CLASS_BINARY, GK_CLASS_REDUCE, GK_CLASS_POOL } GraphKindClass;
+/* The graph IR ops that carry a `kind` attribute (graph.unary, .binary, .reduce, .pool, .compare, .logic). */
+typedef enum GraphKindClass {
+    GK_CLASS_UNARY,
+    GK_CLASS_BINARY,
+    GK_CLASS_REDUCE,
+    GK_CLASS_POOL,
+    GK_CLASS_COMPARE,
+    GK_CLASS_LOGIC
+} GraphKindClass;
 
 typedef enum GraphKindId {
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) GK_##ID,

@@ -704,6 +704,53 @@ static void check_binary(Verifier *v, Op *op, const char *const *kinds) {
         ERR("'%s' attribute '%s' must be a finite f32 number", NAME, lhs ? "lhs" : "rhs");
 }
 
+/* graph.compare %a, %b {kind}: a and b of one float element type, a bool (i1) result; graph.logic {kind}: bool
+ * operands and result, one operand for not and two for the others; graph.where %c, %x, %y: c bool, x, y and
+ * the result of one float element type. */
+static bool is_float_tensor(const Type *t) {
+    TypeKind k = t->elem->kind;
+    return k == TY_F32 || k == TY_F16 || k == TY_BF16;
+}
+
+static void check_bool_op(Verifier *v, Op *op) {
+    int cls = graph_kind_class_of(op->kind);
+    if (cls >= 0 && !enum_attr(v, op, "kind", graph_kind_names((GraphKindClass)cls))) return;
+    int first_value = op->kind == OP_G_WHERE ? 1 : 0;
+    if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC) {
+        if (RES(0)->elem->kind != TY_I1) ERR("'%s' result must be a bool (i1) tensor, got %s", NAME, T(RES(0)));
+    } else if (!is_float_tensor(RES(0))) {
+        ERR("'%s' result must be a tensor of f32, f16 or bf16, got %s", NAME, T(RES(0)));
+    }
+    if (op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
+        int n = op->kind == OP_G_WHERE ? 1 : op->num_operands;
+        for (int i = 0; i < n; i++)
+            if (OPND(i)->elem->kind != TY_I1) {
+                ERR("'%s' operand #%d must be a bool (i1) tensor, got %s", NAME, i, T(OPND(i)));
+                return;
+            }
+    }
+    if (op->kind == OP_G_LOGIC) {
+        int want = graph_kind_of(op) == GK_NOT ? 1 : 2;
+        if (op->num_operands != want)
+            ERR("'%s' of kind \"%s\" takes %d operand%s, got %d", NAME, ir_op_attr_str(op, "kind"), want,
+                want == 1 ? "" : "s", op->num_operands);
+        return;
+    }
+    for (int i = first_value; i < op->num_operands; i++) {
+        if (!is_float_tensor(OPND(i))) {
+            ERR("'%s' operand #%d must be a tensor of f32, f16 or bf16, got %s", NAME, i, T(OPND(i)));
+            return;
+        }
+        if (OPND(i)->elem != OPND(first_value)->elem) {
+            ERR("'%s' operand #%d has element type %s, operand #%d %s", NAME, i, T(OPND(i)->elem), first_value,
+                T(OPND(first_value)->elem));
+            return;
+        }
+    }
+    if (op->kind == OP_G_WHERE && OPND(1)->elem != RES(0)->elem)
+        ERR("'%s' operand #1 has element type %s, the result %s", NAME, T(OPND(1)->elem), T(RES(0)->elem));
+}
+
 static void check_graph(Verifier *v, Op *op) {
     const char *const *unary = graph_kind_names(GK_CLASS_UNARY), *const *binary = graph_kind_names(GK_CLASS_BINARY);
     const char *const *reduce = graph_kind_names(GK_CLASS_REDUCE), *const *pool = graph_kind_names(GK_CLASS_POOL);
@@ -715,6 +762,16 @@ static void check_graph(Verifier *v, Op *op) {
         }
     if (RES(0)->kind != TY_TENSOR) {
         ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
+        return;
+    }
+    if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
+        check_bool_op(v, op);
+        return;
+    }
+    /* Bool tensors are the operands of compare, logic and where only (and the views of reshape). */
+    if (op->kind != OP_G_RESHAPE && RES(0)->elem->kind == TY_I1) {
+        ERR("'%s' takes no bool tensors (only graph.compare, graph.logic and graph.where do), got %s", NAME,
+            T(RES(0)));
         return;
     }
     for (int i = 0; i < op->num_operands; i++)

@@ -40,7 +40,7 @@ static Value *load_side(Epi *e, Op *store, Value *side) {
     int n = 1 + r;
     if (extra == 1) {
         ops[n++] = store->operands[2 + r];
-        ops[n++] = ir_build_const_float(&e->b, lt, 0.0);
+        ops[n++] = ir_type_is_float(side->type->elem) ? ir_build_const_float(&e->b, lt, 0.0) : ir_build_const_int(&e->b, lt, 0);
     }
     Op *ld = ir_build(&e->b, OP_VIEW_LOAD, ops, n, lt);
     const Attr *bounds = ir_op_attr(store, "bounds");
@@ -94,7 +94,9 @@ bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps,
         for (int i = vd->n; i < body->num_args; i++) items[i] = vd->items[out];
         ir_func_set_attr(m, k, "view_dims", ir_attr_array(m, items, body->num_args));
     }
-    TypeKind te = y->type->elem->kind;
+    /* The group's result element type: the last step's (a comparison stores bools, where floats again). */
+    TypeKind te = nsteps && steps[nsteps - 1].elem ? steps[nsteps - 1].elem : y->type->elem->kind;
+    if (te != y->type->elem->kind) y->type = ir_type_view(m, ir_type_scalar(m, te), y->type->rank);
     for (int si = 1; si < stores.len; si++) {
         Op *st = stores.items[si];
         Epi e = {.b = {.m = m, .block = st->parent, .before = st, .loc = st->loc}};
@@ -108,8 +110,9 @@ bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps,
                 ptrvec_free(&stores);
                 return false;
             }
-            /* Each member's result is a tensor of T in the unfused graph: round where it would be stored. */
-            if (te != TY_F32 && i + 1 < nsteps) v = cast(&e, cast(&e, v, te), TY_F32);
+            /* Each member's result is a tensor in the unfused graph: round to its type where it would be stored. */
+            TypeKind se = s->elem ? s->elem : te;
+            if (se != TY_F32 && i + 1 < nsteps) v = cast(&e, cast(&e, v, se), TY_F32);
         }
         ir_op_set_operand(st, 1, cast(&e, v, te));
     }

@@ -154,7 +154,7 @@ static bool plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, 
     for (int i = 1; i < n; i++) {
         Op *op = mem[i];
         GpStep *s = &steps[i - 1];
-        if (op->kind != OP_G_UNARY && op->kind != OP_G_BINARY && op->kind != OP_G_BATCH_NORM && op->kind != OP_G_MAP) {
+        if (!graph_op_is_pointwise(op)) {
             diag_error(g->d, op->loc, "group %lld: '%s' is not a pointwise op, so it cannot follow the anchor in a "
                        "group (docs/graphs.md section 7)", (long long)ir_op_attr_int(op, "group", -1), op_name(op));
             return false;
@@ -180,12 +180,8 @@ static bool plan_chain(GpGraph *g, Op **mem, int n, GpStep *steps, Side *sides, 
                        (long long)ir_op_attr_int(op, "group", -1), op_name(op), ir_type_str(g->m, rt), ir_type_str(g->m, t));
             return false;
         }
-        if (t != rt) {
-            diag_error(g->d, op->loc, "group %lld: '%s' changes the element type of the chain (%s to %s); the "
-                       "anchor's kernel stores its own", (long long)ir_op_attr_int(op, "group", -1), op_name(op),
-                       ir_type_str(g->m, rt), ir_type_str(g->m, t));
-            return false;
-        }
+        /* The element type may change along the chain (a comparison gives bools, where values again): each
+         * member's fn result is rounded to its own type and the kernel stores the last one's (graph_epilogue.c). */
         s->chain = chain;
         s->side = *nsides;
         /* The kernel is named after the members (_relu, _bn, _hardswish), keyed by their calls. */

@@ -68,6 +68,8 @@ typedef struct GpStep {
     int chain;            /* the operand that is the chain value */
     int side;             /* the side input of the first operand other than the chain (the others follow in
                              operand order) */
+    TypeKind elem;        /* the op's result element type: where the unfused graph would store it (i1: a bool, which
+                             the fns compute as 0.0 or 1.0) */
 } GpStep;
 
 /* A fused group while its anchor is lowered (graph_plan_fuse.c): gp_kernel then makes a fresh instance
@@ -214,7 +216,8 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n);
 
 /* --- graph_epilogue.c ------------------------------------------------------------------------- */
 /* Splices steps into kernel k at every view_store to its view parameter out: the stored value (through
- * T) goes through the steps in f32 and is stored rounded to T. nsides view parameters of out's rank
+ * T) goes through the steps in f32 and is stored rounded to the last step's element type (out is retyped to it
+ * when it differs from T: a comparison stores bools). nsides view parameters of out's rank
  * (element side_elems[i], declared with out's view_dims) are appended to k and loaded at each store's
  * indices and mask. false (k untouched) when out is not a view parameter that k stores to. */
 bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,

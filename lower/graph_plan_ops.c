@@ -395,9 +395,20 @@ static const Attr *call_args(GpGraph *g, int nops, const double *consts, int nco
 bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s) {
     memset(s, 0, sizeof *s);
     s->kind = GP_STEP_CALL;
+    s->elem = op->results[0].type->elem ? op->results[0].type->elem->kind : TY_F32;
     int kind = graph_kind_of(op);
     double c[2];
     switch (op->kind) {
+    case OP_G_COMPARE: /* bools as 0.0 and 1.0 in f32 (lang/std/elementwise.tile) */
+    case OP_G_LOGIC:
+        if (attr_kind(g, op) < 0) return false;
+        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->args = call_args(g, op->num_operands, NULL, 0);
+        return s->fn != NULL;
+    case OP_G_WHERE:
+        s->fn = gp_std_fn(g, "std_where", op->loc);
+        s->args = call_args(g, 3, NULL, 0);
+        return s->fn != NULL;
     case OP_G_UNARY:
         if (attr_kind(g, op) < 0 || !attr_f64(g, op, "alpha", 0.0, &c[0]) || !attr_f64(g, op, "beta", 0.0, &c[1]))
             return false;
@@ -522,14 +533,17 @@ static bool lower_map(GpGraph *g, Op *op) {
     }
     for (int i = 0; i < n; i++)
         if ((ins[i] = operand(g, op, i, 1, GP_MAX_RANK)) < 0) return false;
-    const char *T = gp_dtype(g, op->results[0].type, op->loc);
-    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    /* std_unary copies operand 0 (T); the fn's result is stored as the result's element type (a comparison's
+     * bool, where's values), which the epilogue gives the output view. */
+    const char *T = gp_dtype(g, op->operands[0]->type, op->loc), *RT = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T && RT ? result(g, op, 1, GP_MAX_RANK) : -1;
     ElemViews ev;
     if (y < 0 || !elementwise_views(g, ins, n, y, op->loc, &ev)) return false;
     step.chain = 0;
     step.side = 0;
     const char *key, *suffix;
     gp_map_key(g, &step, &key, &suffix);
+    if (strcmp(T, RT)) key = arena_printf(g->a, "%s->%s", key, RT);
     if (op->kind != OP_G_MAP) suffix = "";
     /* Alone, the map is a group of its own; as a group's anchor, its key joins the group's. */
     GpFuse own = {.anchor = &op->results[0], .last = &op->results[0], .suffix = suffix, .key = key};
@@ -780,7 +794,10 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_SOFTMAX: return lower_softmax(g, op);
     case OP_G_POOL: return lower_pool(g, op);
     case OP_G_RESHAPE: return lower_reshape(g, op);
-    case OP_G_MAP: return lower_map(g, op);
+    case OP_G_MAP:
+    case OP_G_COMPARE:
+    case OP_G_LOGIC:
+    case OP_G_WHERE: return lower_map(g, op);
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     case OP_G_CONCAT: return lower_concat(g, op);

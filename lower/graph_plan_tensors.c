@@ -65,8 +65,9 @@ int gp_tensor_of(GpGraph *g, Value *v, SrcLoc loc) {
 
 const char *gp_dtype(GpGraph *g, const Type *t, SrcLoc loc) {
     const Type *e = t ? ir_type_elem(t) : NULL;
-    if (e && (e->kind == TY_F32 || e->kind == TY_F16 || e->kind == TY_BF16)) return ir_scalar_name(e->kind);
-    diag_error(g->d, loc, "unsupported element type %s in a graph (f32, f16 and bf16 are)",
+    if (e && (e->kind == TY_F32 || e->kind == TY_F16 || e->kind == TY_BF16 || e->kind == TY_I1))
+        return ir_scalar_name(e->kind);
+    diag_error(g->d, loc, "unsupported element type %s in a graph (f32, f16, bf16 and bool are)",
                t ? ir_type_str(g->m, t) : "?");
     return NULL;
 }
@@ -107,11 +108,12 @@ const char **gp_type_dims(GpGraph *g, const Type *t, SrcLoc loc) {
 }
 
 int gp_result_buffer(GpGraph *g, Value *v, SrcLoc loc) {
-    const char *dtype = gp_dtype(g, v->type, loc);
+    /* A fused group's anchor writes the group's result: the buffer is the last member's (its element type too:
+     * a comparison at the end of a group stores bools). */
+    Value *last = g->fuse && g->fuse->anchor == v ? g->fuse->last : NULL;
+    const char *dtype = gp_dtype(g, (last ? last : v)->type, loc);
     const char **dims = dtype ? gp_type_dims(g, v->type, loc) : NULL;
     if (!dims) return -1;
-    /* A fused group's anchor writes the group's result: the buffer is the last member's. */
-    Value *last = g->fuse && g->fuse->anchor == v ? g->fuse->last : NULL;
     int t = gp_add_tensor(g, g->prepare ? GP_PBUFFER : GP_BUFFER, unique_name(g, last ? last->name : v->name), dtype,
                           v->type->rank, dims);
     gp_bind_value(g, v, t);

@@ -262,7 +262,8 @@ static bool bad(GpGraph *g, const Op *op, const char *why) {
 }
 
 static bool is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
+    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP ||
+           op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE;
 }
 
 bool gp_prologue_plan(GpGraph *g, Op **mem, int n, GpPrologue *p) {

@@ -206,7 +206,7 @@ static double numel(Env *e, const Type *t) {
     return n;
 }
 
-static double bytes(Env *e, const Type *t) { return numel(e, t) * (ir_type_bits(ir_type_elem(t)) / 8); }
+static double bytes(Env *e, const Type *t) { return numel(e, t) * ((ir_type_bits(ir_type_elem(t)) + 7) / 8); }
 
 /* FLOPs of one op (docs/passes/fuse.md, "The traffic report"). */
 static double op_flops(Env *e, const Op *op) {
@@ -228,7 +228,10 @@ static double op_flops(Env *e, const Op *op) {
     case OP_G_BATCH_NORM: return 2 * numel(e, r); /* x * s + t */
     case OP_G_UNARY:
     case OP_G_BINARY:
-    case OP_G_MAP: return numel(e, r);
+    case OP_G_MAP:
+    case OP_G_COMPARE:
+    case OP_G_LOGIC:
+    case OP_G_WHERE: return numel(e, r);
     case OP_G_REDUCE: return numel(e, op->operands[0]->type);
     case OP_G_SOFTMAX: return 4 * numel(e, r); /* max, exp(x - max), sum, divide */
     case OP_G_POOL: {

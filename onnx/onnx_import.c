@@ -78,6 +78,7 @@ static bool elem_kind(int dtype, TypeKind *k) {
     case ONNX_DT_FLOAT: *k = TY_F32; return true;
     case ONNX_DT_FLOAT16: *k = TY_F16; return true;
     case ONNX_DT_BFLOAT16: *k = TY_BF16; return true;
+    case ONNX_DT_BOOL: *k = TY_I1; return true; /* one byte per element, as ONNX stores it */
     default: return false;
     }
 }

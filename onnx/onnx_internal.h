@@ -68,6 +68,9 @@ void ox_op_layer_norm(OnnxImport *x);
 /* ONNX Slice and Split (onnx_slice.c). */
 void ox_op_slice(OnnxImport *x);
 void ox_op_split(OnnxImport *x);
+/* ONNX's comparisons, Not/And/Or/Xor (the COMPARE and LOGIC kinds of ir/graph_ops.def) and Where (onnx_bool.c). */
+void ox_op_compare_logic(OnnxImport *x);
+void ox_op_where(OnnxImport *x);
 /* ONNX Resize and Upsample (onnx_resize.c). */
 void ox_op_resize(OnnxImport *x);
 void ox_op_upsample(OnnxImport *x);

@@ -1253,6 +1253,7 @@ static const OpEntry ops[] = {
     {"Transpose", op_transpose, "perm"},
     {"Unsqueeze", op_unsqueeze, "axes"},
     {"Upsample", ox_op_upsample, "mode scales"},
+    {"Where", ox_op_where, ""},
 };
 
 OxHandler *ox_find_handler(const char *op_type, const char **attrs) {
@@ -1267,6 +1268,11 @@ OxHandler *ox_find_handler(const char *op_type, const char **attrs) {
     if (k >= 0 && graph_kind((GraphKindId)k)->cls == GK_CLASS_UNARY) {
         *attrs = "";
         return op_table_unary;
+    }
+    /* A comparison or logic kind (Equal, Greater, ..., Not, And, Or, Xor): onnx_bool.c. */
+    if (k >= 0 && (graph_kind((GraphKindId)k)->cls == GK_CLASS_COMPARE || graph_kind((GraphKindId)k)->cls == GK_CLASS_LOGIC)) {
+        *attrs = "";
+        return ox_op_compare_logic;
     }
     return NULL;
 }

@@ -67,7 +67,8 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
                             graph_value_name(a, r));
     if (c->kind == OP_G_BATCH_NORM && c->operands[0] != r)
         return arena_printf(a, "%s is a statistics operand of batch_norm, not its input", graph_value_name(a, r));
-    if (c->results->type != r->type)
+    /* A comparison or logic op changes the element type (to bool), where back from it: the shape is what counts. */
+    if (c->results->type != ir_type_with_elem(f->g->module, r->type, c->results->type->elem))
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), graph_value_name(a, r));
     int an = f->anchor[pi];
     const Op *k = f->ops[f->store[an]];

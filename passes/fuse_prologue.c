@@ -108,6 +108,10 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
         if (!graph_op_is_pointwise(chain[i]))
             return arena_printf(a, "the kernel of %s starts at %s, which is not pointwise (only a pointwise chain runs at "
                                 "a load)", graph_value_name(a, r), graph_op_label(chain[0]));
+    for (int i = 0; i < n; i++)
+        if (chain[i]->kind == OP_G_COMPARE || chain[i]->kind == OP_G_LOGIC || chain[i]->kind == OP_G_WHERE)
+            return arena_printf(a, "%s involves bool tensors, and a prologue runs on the consumer's float loads only",
+                                graph_op_label(chain[i]));
     int x0 = graph_chain_operand(chain[0]);
     if (x0 < 0 || chain[0]->operands[x0]->type != r->type)
         return arena_printf(a, "%s broadcasts its input, so %s would read it at other indices", graph_op_label(chain[0]),

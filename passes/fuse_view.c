@@ -27,6 +27,9 @@ int graph_output_runs(const Op *anchor, int *run_end) {
     case OP_G_UNARY:
     case OP_G_BINARY:
     case OP_G_MAP:
+    case OP_G_COMPARE:
+    case OP_G_LOGIC:
+    case OP_G_WHERE:
         if (r > GRAPH_ELEMWISE_RANK) run(run_end, &n, r);
         else
             for (int i = 1; i < r; i++) run(run_end, &n, i);

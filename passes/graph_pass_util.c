@@ -28,7 +28,8 @@ bool graph_op_is_prepare(const Op *op) {
 }
 
 bool graph_op_is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP;
+    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP ||
+           op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE;
 }
 
 bool graph_is_output(const Func *g, const Value *v) {
@@ -70,7 +71,7 @@ int graph_kernel_count(const Func *g, int *prepare) {
 
 const char *graph_bytes_text(Arena *a, const Type *t, int times) {
     const Type *e = ir_type_elem(t);
-    int esize = ir_type_bits(e) / 8;
+    int esize = (ir_type_bits(e) + 7) / 8; /* a bool (i1) is one byte */
     const ShapeExpr *x = sx_int(a, (int64_t)esize * times);
     for (int i = 0; i < t->rank; i++) {
         const ShapeExpr *d = t->sym && t->sym[i] ? sx_sym(a, t->sym[i]) : sx_int(a, t->dims[i]);

@@ -61,7 +61,7 @@ std = os.path.join(root, "lang/std")
 if os.path.isdir(std):
     pw = os.path.join(std, "elementwise.tile")
     fns = set(re.findall(r'^fn (std_\w+)\(', open(pw).read(), re.M)) if os.path.exists(pw) else set()
-    for cls in ("UNARY", "BINARY"):
+    for cls in ("UNARY", "BINARY", "COMPARE", "LOGIC"):
         for name in order.get(cls, []):
             if "std_" + name not in fns:
                 bad.append(f"lang/std/elementwise.tile: no fn std_{name} for the {cls.lower()} kind '{name}'")

@@ -191,7 +191,7 @@ void tlrt_graph_destroy(TlrtGraph *g);
 typedef struct TlrtPlan TlrtPlan;
 typedef struct TlrtPlanTensorInfo {
     const char *name;    /* owned by the plan */
-    const char *dtype;   /* "f32" | "f16" | "bf16" */
+    const char *dtype;   /* "f32" | "f16" | "bf16" | "i1" (bool, one byte per element: 0 or 1) */
     int rank;
     const char *dims;    /* the declared dims as text, "N,64,H,W" (owned by the plan) */
     bool is_param;

@@ -396,7 +396,7 @@ static void test_errors(void) {
         {e_softmax_axis, "error: softmax: axis -3 is out of range for tensor<f32>[N, C]"},
         {e_clamp, "error: clamp: the bounds must satisfy lo <= hi, got 1 and 0"},
         {e_arg_dup, "error: graph argument 'x' is declared twice"},
-        {e_arg_elem, "error: graph argument 'x': element type i32 is not supported (f32, f16 or bf16)"},
+        {e_arg_elem, "error: graph argument 'x': element type i32 is not supported (f32, f16, bf16 or bool)"},
         {e_arg_dim, "error: graph argument 'x': dim 0 must be at least 1, got 0"},
         {e_arg_sym, "error: graph argument 'x': dim 0 '2N' is not an identifier"},
     };

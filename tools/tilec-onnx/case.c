@@ -132,11 +132,11 @@ static bool load_set_dir(const char *dir, DataSet *ds, char *err, size_t cap) {
     return true;
 }
 
-/* Inputs of these types are folded into the model (shapes, axes); the others are tensors. */
+/* Inputs of these types are folded into the model (shapes, axes); the others are tensors (bool ones too:
+ * graphs have bool tensors). */
 static bool is_int_dtype(int dt) {
     return dt == ONNX_DT_INT64 || dt == ONNX_DT_INT32 || dt == ONNX_DT_INT16 || dt == ONNX_DT_INT8 ||
-           dt == ONNX_DT_UINT64 || dt == ONNX_DT_UINT32 || dt == ONNX_DT_UINT16 || dt == ONNX_DT_UINT8 ||
-           dt == ONNX_DT_BOOL;
+           dt == ONNX_DT_UINT64 || dt == ONNX_DT_UINT32 || dt == ONNX_DT_UINT16 || dt == ONNX_DT_UINT8;
 }
 
 /* ---------------------------------------------------------------- the model as compiled */
@@ -295,7 +295,8 @@ static TlrtStatus load_module(TlrtContext *ctx, const char *code, size_t len, bo
     return st;
 }
 
-static size_t dtype_bytes(const char *dtype) { return strcmp(dtype, "f32") == 0 ? 4 : 2; }
+/* The plan's element types: f32, f16, bf16 and i1 (bool, one byte: 0 or 1). */
+static size_t dtype_bytes(const char *dtype) { return strcmp(dtype, "f32") == 0 ? 4 : strcmp(dtype, "i1") == 0 ? 1 : 2; }
 
 /* t's elements in the plan's dtype (malloc'd). */
 static void *to_plan_dtype(const OnnxTensor *t, const char *dtype) {
@@ -304,7 +305,9 @@ static void *to_plan_dtype(const OnnxTensor *t, const char *dtype) {
     if (!h) return NULL;
     for (size_t i = 0; i < t->numel; i++) {
         float f = (float)onnx_tensor_get_f64(t, i);
-        if (es == 4) {
+        if (es == 1) {
+            h[i] = f != 0.0f; /* bool */
+        } else if (es == 4) {
             memcpy(h + 4 * i, &f, 4);
         } else {
             uint16_t b = strcmp(dtype, "f16") == 0 ? onnx_f32_to_f16(f) : onnx_f32_to_bf16(f);
@@ -315,6 +318,7 @@ static void *to_plan_dtype(const OnnxTensor *t, const char *dtype) {
 }
 
 static double plan_elem(const unsigned char *h, const char *dtype, size_t i) {
+    if (strcmp(dtype, "i1") == 0) return h[i] != 0;
     if (strcmp(dtype, "f32") == 0) {
         float f;
         memcpy(&f, h + 4 * i, 4);
@@ -329,10 +333,10 @@ static double plan_elem(const unsigned char *h, const char *dtype, size_t i) {
  * ONNX's backend test runner's default for float32 (rtol 1e-3, atol 1e-7), and for the 16-bit types
  * tolerances of their precision. *how names where they came from. */
 static void tolerance(const CaseOptions *o, const char *dtype, double *rtol, double *atol, const char **how) {
-    bool f32 = strcmp(dtype, "f32") == 0, f16 = strcmp(dtype, "f16") == 0;
-    *rtol = f32 ? 1e-3 : f16 ? 5e-3 : 2e-2;
-    *atol = f32 ? 1e-7 : f16 ? 1e-3 : 1e-2;
-    *how = f32 ? "ONNX's default" : f16 ? "float16 default" : "bfloat16 default";
+    bool f32 = strcmp(dtype, "f32") == 0, f16 = strcmp(dtype, "f16") == 0, b = strcmp(dtype, "i1") == 0;
+    *rtol = b ? 0 : f32 ? 1e-3 : f16 ? 5e-3 : 2e-2;
+    *atol = b ? 0 : f32 ? 1e-7 : f16 ? 1e-3 : 1e-2;
+    *how = b ? "bool: exact" : f32 ? "ONNX's default" : f16 ? "float16 default" : "bfloat16 default";
     if (o->rtol >= 0) *rtol = o->rtol;
     if (o->atol >= 0) *atol = o->atol;
     if (o->rtol >= 0 || o->atol >= 0) *how = "--rtol/--atol";

@@ -1,0 +1,87 @@
+/* The graph ops on bool tensors (graph_build.h): comparisons give bool tensors, not/and/or/xor combine them
+ * and where selects with them. A bool tensor has element type i1 (one byte per element in memory, as ONNX
+ * and PyTorch store it); the other graph ops take floating-point tensors only (gb_operands). */
+#include "graph_internal.h"
+
+#define T(v) gb_tstr(g, (v)->type)
+
+static bool is_bool(const Value *v) { return v->type->kind == TY_TENSOR && v->type->elem->kind == TY_I1; }
+
+static const GraphKind *kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id) {
+    if ((int)id >= 0 && id < GK_COUNT && graph_kind(id)->cls == cls) return graph_kind(id);
+    gb_error(g, loc, "internal error: kind %d is not a %s kind", (int)id, cls == GK_CLASS_COMPARE ? "compare" : "logic");
+    return NULL;
+}
+
+/* Every operand a bool tensor (nothing reported for poison). */
+static bool bools(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n) {
+    for (int i = 0; i < n; i++)
+        if (!ops[i]) return false;
+    for (int i = 0; i < n; i++)
+        if (!ops[i]->type || !is_bool(ops[i])) {
+            gb_error(g, loc, "%s: operand %d must be a bool tensor, got %s", op, i + 1, gb_tstr(g, ops[i]->type));
+            return false;
+        }
+    return true;
+}
+
+static Value *emit(GraphBuilder *g, SrcLoc loc, OpKind kind, Value **ops, int n, const Type *elem, const GbDim *dims,
+                   int rank, const char *kind_name) {
+    Op *op = gb_emit(g, kind, ops, n, gb_tensor(g, elem, rank, dims), loc);
+    if (kind_name) ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind_name));
+    return op->results;
+}
+
+Value *gb_compare(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
+    const GraphKind *k = kind_row(g, loc, GK_CLASS_COMPARE, id);
+    Value *ops[2] = {a, b};
+    if (!k || !gb_operands(g, loc, k->name, ops, 2)) return NULL;
+    GbDim dims[8];
+    int rank;
+    if (!gb_broadcast(g, loc, k->verb, a, b, dims, &rank)) return NULL;
+    return emit(g, loc, OP_G_COMPARE, ops, 2, ir_type_scalar(g->m, TY_I1), dims, rank, k->name);
+}
+
+Value *gb_logic(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
+    const GraphKind *k = kind_row(g, loc, GK_CLASS_LOGIC, id);
+    if (!k) return NULL;
+    Value *ops[2] = {a, b};
+    int n = k->verb ? 2 : 1; /* not has no verb: one operand */
+    if (!a || (n == 2 && !b)) return NULL; /* poison: already reported */
+    if (n == 1 && b) {
+        gb_error(g, loc, "internal error: '%s' takes %d operand%s", k->name, n, n == 1 ? "" : "s");
+        return NULL;
+    }
+    if (!bools(g, loc, k->name, ops, n)) return NULL;
+    GbDim dims[8];
+    int rank = a->type->rank;
+    if (n == 1) {
+        for (int i = 0; i < rank; i++) gb_make_dim(g, gb_dim(g, a->type, i), &dims[i]);
+    } else if (!gb_broadcast(g, loc, k->verb, a, b, dims, &rank)) {
+        return NULL;
+    }
+    return emit(g, loc, OP_G_LOGIC, ops, n, a->type->elem, dims, rank, k->name);
+}
+
+Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y) {
+    Value *ops[3] = {c, x, y};
+    if (!c || !x || !y || !bools(g, loc, "where", ops, 1)) return NULL;
+    for (int i = 1; i < 3; i++) {
+        TypeKind k = ops[i]->type->kind == TY_TENSOR ? ops[i]->type->elem->kind : TY_VOID;
+        if (k != TY_F32 && k != TY_F16 && k != TY_BF16) {
+            gb_error(g, loc, "where: operand %d must be a tensor of f32, f16 or bf16, got %s", i + 1, T(ops[i]));
+            return NULL;
+        }
+    }
+    if (x->type->elem != y->type->elem) {
+        gb_error(g, loc, "where: operands %s and %s have different element types", T(x), T(y));
+        return NULL;
+    }
+    GbDim dims[8], all[8];
+    int rank, rank_all;
+    if (!gb_broadcast(g, loc, "select between", x, y, dims, &rank)) return NULL;
+    /* The condition broadcasts with the values' common shape too. */
+    Value xy_shape = {.type = gb_tensor(g, x->type->elem, rank, dims)};
+    if (!gb_broadcast(g, loc, "select with", c, &xy_shape, all, &rank_all)) return NULL;
+    return emit(g, loc, OP_G_WHERE, ops, 3, x->type->elem, all, rank_all, NULL);
+}
