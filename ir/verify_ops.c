@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "graph_kinds.h"
 #include "graph_resize.h"
+#include "graph_shape.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -812,6 +813,62 @@ static void check_graph_relations(Verifier *v, Op *op) {
     }
 }
 
+/* Expands the derived symbols of the function's shape_defs ("_d0 = (H+1)/2") into expressions over its argument
+ * symbols, for comparing a result type with its shape rule. `budget` bounds the expansions (hostile defs that
+ * refer to each other stay cheap: past it a symbol is left as it is, which can only make a comparison
+ * undecided, never wrong). */
+typedef struct DefsCtx {
+    const Func *f;
+    Arena *a;
+    int budget;
+} DefsCtx;
+
+static const ShapeExpr *expand_def(void *ctx, const char *sym) {
+    DefsCtx *c = ctx;
+    const Attr *defs = c->f ? ir_func_attr(c->f, "shape_defs") : NULL;
+    if (!defs || defs->kind != ATTR_ARRAY || c->budget <= 0) return NULL;
+    size_t n = strlen(sym);
+    for (int i = 0; i < defs->n; i++) {
+        const Attr *d = defs->items[i];
+        if (d->kind != ATTR_STRING || strncmp(d->s, sym, n) || strncmp(d->s + n, " = ", 3)) continue;
+        const ShapeExpr *e = sx_parse(c->a, d->s + n + 3, NULL, 0);
+        c->budget--;
+        return e ? sx_subst(c->a, e, expand_def, c) : NULL;
+    }
+    return NULL;
+}
+
+/* The result type against the op's shape rule (ir/graph_shape.h, its GRAPH_SHAPE row): a different rank, or a
+ * dim provably different from the rule's (derived symbols expanded), is an error; a dim that cannot be decided
+ * (H vs W) is accepted, as the builder checks such equalities when the graph runs. */
+static void check_graph_shape(Verifier *v, Op *op) {
+    GraphShapeFn rule = graph_shape_fn(op->kind);
+    if (!rule) return;
+    Arena *a = arena_new();
+    const Type **types = arena_calloc(a, (size_t)op->num_operands + 1, sizeof *types);
+    for (int i = 0; i < op->num_operands; i++) types[i] = OPND(i);
+    GraphShapeIn in = {a, types, op->num_operands, op->attrs, op->num_attrs};
+    GraphShapeOut out;
+    const Type *r = RES(0);
+    bool applies = rule(&in, &out); /* false: the operands do not fit it, which the checks above reported */
+    if (applies && out.rank != r->rank) {
+        ERR("'%s' result %s has rank %d, but its shape rule gives rank %d", NAME, T(r), r->rank, out.rank);
+    } else if (applies) {
+        DefsCtx defs = {v->f, a, 64};
+        for (int i = 0; i < r->rank; i++) {
+            const ShapeExpr *want = sx_simplify(a, out.dims[i]), *have = graph_shape_dim(a, r, i);
+            SxCmp c = sx_compare_dims(a, sx_simplify(a, sx_subst(a, want, expand_def, &defs)),
+                                      sx_simplify(a, sx_subst(a, have, expand_def, &defs)));
+            if (c == SX_DIFFERENT) {
+                ERR("'%s' result %s disagrees with its shape rule: dim %d is %s, the rule gives %s", NAME, T(r), i,
+                    sx_str(a, have), sx_str(a, want));
+                break;
+            }
+        }
+    }
+    arena_free(a);
+}
+
 static void check_graph(Verifier *v, Op *op) {
     for (int i = 0; i < op->num_operands; i++)
         if (OPND(i)->kind != TY_TENSOR) {
@@ -833,7 +890,9 @@ static void check_graph(Verifier *v, Op *op) {
     const GraphAttr *rows = graph_attr_rows(&nrows);
     for (int i = 0; i < nrows; i++)
         if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
+    int before = v->errors;
     check_graph_relations(v, op);
+    if (v->errors == before) check_graph_shape(v, op);
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */
     if (ir_op_attr(op, "group")) int_attr_in(v, op, "group", 0, INT32_MAX, NULL);
 }
