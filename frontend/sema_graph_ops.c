@@ -1,54 +1,62 @@
-/* Graph ops as sema sees them (SPEC section 9): ONE table gives each op its parameters (tensor operands,
- * then attributes) for binding by position or keyword, and a handler that reads the attribute values
- * (compile-time constants, range checked at the argument) and calls the graph builder, which owns the
- * shape rules (graph/graph_build.h). */
+/* Graph ops as sema sees them (SPEC section 9). The ops, their parameters (tensor operands, then attributes), the
+ * parameters' kinds, defaults and ranges are rows of ir/graph_ops.def (GRAPH_SRC, GRAPH_PARAM): binding by
+ * position or keyword, the range checks at the argument and the defaults are done here once from the rows, and
+ * each op's handler only hands the bound values to the graph builder, which owns the shape rules
+ * (graph/graph_build.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "../graph/graph_build.h"
 #include "sema_internal.h"
 
 #define GMAXP 8
+/* graph_names' op argument: only GN_KIND reads it, and no parameter takes kinds as names. */
+#define NO_OP ((OpKind)0)
 
-typedef enum GPKind {
-    GP_TENSOR,     /* required tensor operand */
-    GP_TENSOR_OPT, /* optional tensor operand (bias) */
-    GP_INT,
-    GP_PAIR,       /* an integer (both) or [a, b] */
-    GP_PAD,        /* an integer (all four), [h, w] (top = bottom = h, left = right = w) or [t, l, b, r] */
-    GP_FLOAT,
-    GP_BOOL,
-    GP_INTS,       /* [a, b, ...] */
-    GP_IDENT,      /* a bare name: layout = NHWC, approximate = tanh */
-    GP_DIMS,       /* [N, 64, ...]: integers and shape symbols */
-} GPKind;
-
-typedef struct GParam {
-    const char *name;
-    GPKind kind;
-    int min;       /* integers (and each list item) must be >= min; INT32_MIN: any */
-} GParam;
+/* A parameter's value after binding: from the argument, from its row's default, or absent (`given` false). */
+typedef struct GVal {
+    bool given;
+    const Ast *ast;          /* the argument; NULL when absent or defaulted */
+    Value *t;                /* TENSOR, TENSOR_NUM given a tensor */
+    int i[GMAXP], n;         /* INT (n = 1), PAIR (2), PAD (4: top, left, bottom, right), INTS (n) */
+    double f[2];             /* FLOAT (f[0]), FLOATS (f[0], f[1]), TENSOR_NUM given a number (f[0]) */
+    int nf;
+    bool b;                  /* BOOL */
+    const char *id;          /* IDENT: one of the row's names (static storage) */
+} GVal;
 
 typedef struct GraphOp GraphOp;
-typedef Value *(*GraphOpFn)(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args);
+typedef Value *(*GraphOpFn)(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v);
 
 struct GraphOp {
-    const char *name;
-    int nreq;             /* the first nreq parameters are required */
-    GParam p[GMAXP];
+    const char *name;     /* NULL: its kind's name (the one-tensor unary kinds, SRC = 1) */
     GraphOpFn fn;
-    int kind;             /* unary / binary / reduce kind (ir/graph_ops.def), or -1 */
+    int kind;             /* the GraphKindId it passes, or -1 */
 };
 
 /* The name of row op: its own, or its kind's (ir/graph_ops.def). */
 static const char *op_name(const GraphOp *op) { return op->name ? op->name : graph_kind((GraphKindId)op->kind)->name; }
 
+/* The parameters of op (its GRAPH_PARAM rows; the one-tensor unary kinds have the single tensor x). */
+static int op_params(const GraphOp *op, const GraphParam **out) {
+    static const GraphParam x = {"", "x", GP_TENSOR, NULL, 0, 0, GN_NONE};
+    int n = op->name ? graph_src_params(op->name, out, GMAXP) : 0;
+    if (!op->name) out[n++] = &x;
+    return n < GMAXP ? n : GMAXP;
+}
+
 /* ------------------------------------------------------------ attribute values */
 
-/* An integer constant for `what`, >= min. */
-static bool int_value(Sema *s, const Ast *e, const char *what, int min, int *out) {
+/* An integer constant for `what` in [min, max] (the row's range). */
+static bool int_value(Sema *s, const Ast *e, const char *what, double min, double max, int *out) {
     int64_t v;
     if (!sema_const_int(s, e, what, &v)) return false;
-    if (v < min || v > INT32_MAX) {
-        if (v < min) diag_error(s->d, e->loc, "%s must be at least %d, got %lld", what, min, (long long)v);
+    if ((double)v < min || v < INT32_MIN) {
+        diag_error(s->d, e->loc, "%s must be at least %d, got %lld", what, min > INT32_MIN ? (int)min : INT32_MIN,
+                   (long long)v);
+        return false;
+    }
+    if ((double)v > max || v > INT32_MAX) {
+        if (max < INT32_MAX) diag_error(s->d, e->loc, "%s must be at most %d, got %lld", what, (int)max, (long long)v);
         else diag_error(s->d, e->loc, "%s is too large: %lld", what, (long long)v);
         return false;
     }
@@ -58,13 +66,14 @@ static bool int_value(Sema *s, const Ast *e, const char *what, int min, int *out
 
 /* An integer (when scalar_ok) or a list of integers whose length is in lens (0 ends; {0}: any length
  * 1..GMAXP). Returns the number of values read, or 0 after an error. */
-static int int_list(Sema *s, const Ast *e, const char *what, int min, bool scalar_ok, const int *lens, int *out) {
+static int int_list(Sema *s, const Ast *e, const char *what, double min, double max, bool scalar_ok, const int *lens,
+                    int *out) {
     if (e->kind != AST_LIST) {
         if (!scalar_ok) {
             diag_error(s->d, e->loc, "%s must be a list such as [1, 2]", what);
             return 0;
         }
-        return int_value(s, e, what, min, out) ? 1 : 0;
+        return int_value(s, e, what, min, max, out) ? 1 : 0;
     }
     bool fits = !lens[0] && e->nargs >= 1 && e->nargs <= GMAXP;
     for (int i = 0; lens[i]; i++) fits |= lens[i] == e->nargs;
@@ -79,7 +88,7 @@ static int int_list(Sema *s, const Ast *e, const char *what, int min, bool scala
         return 0;
     }
     for (int i = 0; i < e->nargs; i++)
-        if (!int_value(s, e->args[i], what, min, &out[i])) return 0;
+        if (!int_value(s, e->args[i], what, min, max, &out[i])) return 0;
     return e->nargs;
 }
 
@@ -93,6 +102,24 @@ bool sema_graph_number(Sema *s, const Ast *e, const char *what, double *out) {
         return false;
     }
     *out = v.kind == CV_FLOAT ? v.f : (double)v.i;
+    return true;
+}
+
+/* A compile-time number in the row's range. */
+static bool number_in(Sema *s, const Ast *e, const char *what, const GraphParam *p, double *out) {
+    if (!sema_graph_number(s, e, what, out)) return false;
+    if (p->min == GRAPH_POS && !(*out > 0)) {
+        diag_error(s->d, e->loc, "%s must be positive, got %g", what, *out);
+        return false;
+    }
+    if (p->min > GRAPH_NOMIN && !(*out >= p->min)) {
+        diag_error(s->d, e->loc, "%s must be at least %g, got %g", what, p->min, *out);
+        return false;
+    }
+    if (p->max < GRAPH_NOMAX && !(*out <= p->max)) {
+        diag_error(s->d, e->loc, "%s must be at most %g, got %g", what, p->max, *out);
+        return false;
+    }
     return true;
 }
 
@@ -125,184 +152,178 @@ static const char *ident_value(Sema *s, const Ast *e, const char *what, const ch
     return NULL;
 }
 
-/* Parameter i of op, given as args[i], read by its kind (an absent one keeps *out and is fine). The
- * table's `min` bounds every integer. */
-static const char *what(Sema *s, const GraphOp *op, int i) {
-    return arena_printf(s->tmp, "'%s' of '%s'", op->p[i].name, op_name(op));
+static const char *what(Sema *s, const GraphOp *op, const GraphParam *p) {
+    return arena_printf(s->tmp, "'%s' of '%s'", p->name, op_name(op));
 }
 
-static bool arg_int(Sema *s, const GraphOp *op, const Ast **args, int i, int *out) {
-    return !args[i] || int_value(s, args[i], what(s, op, i), op->p[i].min, out);
+/* Spreads n integers read for a PAIR (1 or 2) or a PAD (1, 2 or 4) over its slots. */
+static void spread(GraphParamKind k, GVal *v, int n) {
+    if (k == GP_PAIR && n == 1) v->i[1] = v->i[0];
+    if (k == GP_PAD && n == 1) v->i[1] = v->i[2] = v->i[3] = v->i[0];
+    if (k == GP_PAD && n == 2) v->i[2] = v->i[0], v->i[3] = v->i[1];
+    v->n = k == GP_PAIR ? 2 : k == GP_PAD ? 4 : n;
 }
 
-static bool arg_pair(Sema *s, const GraphOp *op, const Ast **args, int i, int out[2]) {
-    static const int lens[] = {2, 0};
-    if (!args[i]) return true;
-    int n = int_list(s, args[i], what(s, op, i), op->p[i].min, true, lens, out);
-    if (n == 1) out[1] = out[0];
-    return n > 0;
-}
-
-static bool arg_pad(Sema *s, const GraphOp *op, const Ast **args, int i, int out[4]) {
-    static const int lens[] = {2, 4, 0};
-    int v[4] = {0};
-    if (!args[i]) return true;
-    int n = int_list(s, args[i], what(s, op, i), op->p[i].min, true, lens, v);
-    if (n == 1) out[0] = out[1] = out[2] = out[3] = v[0];
-    else if (n == 2) out[0] = out[2] = v[0], out[1] = out[3] = v[1];
-    else if (n == 4) memcpy(out, v, sizeof v);
-    return n > 0;
-}
-
-static bool arg_float(Sema *s, const GraphOp *op, const Ast **args, int i, double *out) {
-    return !args[i] || sema_graph_number(s, args[i], what(s, op, i), out);
-}
-
-static bool arg_bool(Sema *s, const GraphOp *op, const Ast **args, int i, bool *out) {
-    return !args[i] || bool_value(s, args[i], what(s, op, i), out);
-}
-
-static bool arg_ident(Sema *s, const GraphOp *op, const Ast **args, int i, const char *const *allowed,
-                      const char **out) {
-    const char *v = args[i] ? ident_value(s, args[i], what(s, op, i), allowed) : *out;
-    *out = v ? v : *out;
-    return v != NULL;
-}
-
-/* ------------------------------------------------------------ op handlers */
-
-/* The tensor operands (parameters of tensor kind, in order): NULL for an absent optional one. Returns
- * false when a given one is poison (or not a tensor: reported). */
-static bool operands(Sema *s, GraphBuilder *g, const GraphOp *op, const Ast **args, Value **out) {
-    bool ok = true;
-    for (int i = 0; i < GMAXP && op->p[i].name; i++) {
-        if (op->p[i].kind != GP_TENSOR && op->p[i].kind != GP_TENSOR_OPT) continue;
-        out[i] = NULL;
-        if (!args[i]) continue;
-        if (sema_graph_const(s, args[i])) {
-            diag_error(s->d, args[i]->loc, "%s must be a tensor %s", what(s, op, i), NUMBER_HINT);
-            ok = false;
-            continue;
+/* The row's default text ("1", "1e-5", "NCHW", "false") as a value; a parameter's name copies that value. */
+static void default_value(const GraphParam *p, const GraphParam *const *ps, const GVal *vals, int np, GVal *v) {
+    for (int k = 0; k < np; k++)
+        if (!strcmp(ps[k]->name, p->dflt)) {
+            *v = vals[k];
+            v->ast = NULL;
+            return;
         }
-        out[i] = sema_graph_expr(s, g, args[i]);
-        ok &= out[i] != NULL;
+    v->given = true;
+    switch (p->kind) {
+    case GP_INT: case GP_PAIR: case GP_PAD: case GP_INTS:
+        v->i[0] = (int)strtol(p->dflt, NULL, 10);
+        spread(p->kind, v, 1);
+        break;
+    case GP_FLOAT: case GP_FLOATS: case GP_TENSOR_NUM:
+        v->f[0] = v->f[1] = strtod(p->dflt, NULL);
+        v->nf = 1;
+        break;
+    case GP_BOOL: v->b = !strcmp(p->dflt, "true"); break;
+    case GP_IDENT: {
+        const char *const *names = graph_names(p->names, NO_OP);
+        for (int k = 0; names[k]; k++)
+            if (!strcmp(names[k], p->dflt)) v->id = names[k];
+        break;
     }
-    return ok;
+    default: v->given = false; break;
+    }
 }
 
-static Value *op_conv2d(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    static const char *const layouts[] = {"NCHW", "NHWC", NULL};
-    Value *t[GMAXP];
-    GbConv2d a = {.stride = {1, 1}, .dilation = {1, 1}, .groups = 1};
-    const char *layout = "NCHW";
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_pair(s, op, args, 3, a.stride);
-    ok &= arg_pad(s, op, args, 4, a.padding);
-    ok &= arg_pair(s, op, args, 5, a.dilation);
-    ok &= arg_int(s, op, args, 6, &a.groups);
-    ok &= arg_ident(s, op, args, 7, layouts, &layout);
-    if (!ok) return NULL;
-    a.nhwc = !strcmp(layout, "NHWC");
-    return gb_conv2d(g, call->loc, t[0], t[1], t[2], &a);
-}
-
-static Value *op_batch_norm(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    double eps = 1e-5; /* PyTorch's default */
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_float(s, op, args, 5, &eps);
-    return ok ? gb_batch_norm(g, call->loc, t[0], t[1], t[2], t[3], t[4], eps) : NULL;
-}
-
-static Value *op_unary(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    double alpha = 0, beta = 0;
-    bool ok = operands(s, g, op, args, t);
-    if (op->kind == GK_LEAKY_RELU) {
-        alpha = 0.01; /* PyTorch's negative_slope */
-        ok &= arg_float(s, op, args, 1, &alpha);
-    } else if (op->name && !strcmp(op->name, "relu6")) {
-        beta = 6;
-    } else if (op->kind == GK_CLAMP) {
-        ok &= arg_float(s, op, args, 1, &alpha);
-        ok &= arg_float(s, op, args, 2, &beta);
-        if (ok && !(alpha <= beta)) {
-            diag_error(s->d, call->loc, "clamp: 'lo' (%g) must not be greater than 'hi' (%g)", alpha, beta);
-            return NULL;
+/* Reads argument e of parameter p into v, as p's row says (kind and range); reports and returns false. */
+static bool read_arg(Sema *s, GraphBuilder *g, const GraphOp *op, const GraphParam *p, const Ast *e, GVal *v) {
+    static const int pair[] = {2, 0}, pad[] = {2, 4, 0}, any[] = {0};
+    const char *w = what(s, op, p);
+    v->ast = e;
+    v->given = true;
+    switch (p->kind) {
+    case GP_TENSOR_NUM:
+        if (sema_graph_const(s, e)) {
+            v->nf = 1;
+            return sema_graph_number(s, e, w, &v->f[0]);
         }
+        /* fallthrough */
+    case GP_TENSOR:
+        if (sema_graph_const(s, e)) {
+            diag_error(s->d, e->loc, "%s must be a tensor %s", w, NUMBER_HINT);
+            return false;
+        }
+        v->t = sema_graph_expr(s, g, e);
+        return v->t != NULL;
+    case GP_INT: v->n = 1; return int_value(s, e, w, p->min, p->max, v->i);
+    case GP_PAIR:
+    case GP_PAD:
+    case GP_INTS: {
+        int n = int_list(s, e, w, p->min, p->max, true, p->kind == GP_PAIR ? pair : p->kind == GP_PAD ? pad : any, v->i);
+        spread(p->kind, v, n);
+        return n > 0;
     }
-    return ok ? gb_unary(g, call->loc, (GraphKindId)op->kind, t[0], alpha, beta) : NULL;
+    case GP_FLOAT: v->nf = 1; return number_in(s, e, w, p, &v->f[0]);
+    case GP_FLOATS: {
+        int n = e->kind == AST_LIST ? e->nargs : 1;
+        if (n != 1 && n != 2) {
+            diag_error(s->d, e->loc, "%s must be a number or a list of 2 numbers", w);
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            const Ast *x = e->kind == AST_LIST ? e->args[i] : e;
+            if (!x || !number_in(s, x, w, p, &v->f[i])) return false;
+        }
+        if (n == 1) v->f[1] = v->f[0];
+        v->nf = n;
+        return true;
+    }
+    case GP_BOOL: return bool_value(s, e, w, &v->b);
+    case GP_IDENT: return (v->id = ident_value(s, e, w, graph_names(p->names, NO_OP))) != NULL;
+    case GP_DIMS: return true; /* reshape reads its dims: symbols are the builder's */
+    }
+    return false;
 }
 
-static Value *op_gelu(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    static const char *const modes[] = {"none", "tanh", NULL};
-    Value *t[GMAXP];
-    const char *mode = "none"; /* PyTorch's approximate='none': the erf form */
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_ident(s, op, args, 1, modes, &mode);
-    return ok ? gb_unary(g, call->loc, strcmp(mode, "tanh") ? GK_GELU : GK_GELU_TANH, t[0], 0, 0) : NULL;
+/* ------------------------------------------------------------ op handlers: the bound values to the builder */
+
+static Value *op_conv2d(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    GbConv2d a = {.groups = v[6].i[0], .nhwc = !strcmp(v[7].id, "NHWC")};
+    memcpy(a.stride, v[3].i, sizeof a.stride);
+    memcpy(a.padding, v[4].i, sizeof a.padding);
+    memcpy(a.dilation, v[5].i, sizeof a.dilation);
+    return gb_conv2d(g, call->loc, v[0].t, v[1].t, v[2].t, &a);
 }
 
-static Value *op_matmul(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    if (!operands(s, g, op, args, t)) return NULL;
-    return gb_matmul(g, call->loc, t[0], t[1], NULL, false, false, 1.0, 0.0);
+static Value *op_batch_norm(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_batch_norm(g, call->loc, v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].f[0]);
 }
 
-static Value *op_linear(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    if (!operands(s, g, op, args, t)) return NULL;
-    return gb_matmul(g, call->loc, t[0], t[1], t[2], false, true, 1.0, t[2] ? 1.0 : 0.0);
+/* The unary kinds with parameters: leaky_relu (alpha), clamp (lo, hi), relu6 (clamp to [0, 6]). */
+static Value *op_unary(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    double alpha = v[1].given ? v[1].f[0] : 0, beta = v[2].given ? v[2].f[0] : 0;
+    if (op->name && !strcmp(op->name, "relu6")) beta = 6;
+    if (op->kind == GK_CLAMP && !(alpha <= beta)) {
+        diag_error(s->d, call->loc, "clamp: 'lo' (%g) must not be greater than 'hi' (%g)", alpha, beta);
+        return NULL;
+    }
+    return gb_unary(g, call->loc, (GraphKindId)op->kind, v[0].t, alpha, beta);
 }
 
-static Value *op_global_avg_pool(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    if (!operands(s, g, op, args, t)) return NULL;
-    if (t[0]->type->rank != 4) {
+static Value *op_gelu(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    /* approximate: the GN_GELU_APPROX names, none (the erf form) or tanh. */
+    bool tanh_form = v[1].id == graph_names(GN_GELU_APPROX, NO_OP)[1];
+    return gb_unary(g, call->loc, tanh_form ? GK_GELU_TANH : GK_GELU, v[0].t, 0, 0);
+}
+
+static Value *op_matmul(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_matmul(g, call->loc, v[0].t, v[1].t, NULL, false, false, 1.0, 0.0);
+}
+
+static Value *op_linear(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_matmul(g, call->loc, v[0].t, v[1].t, v[2].t, false, true, 1.0, v[2].t ? 1.0 : 0.0);
+}
+
+static Value *op_global_avg_pool(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)op;
+    if (v[0].t->type->rank != 4) {
         diag_error(s->d, call->loc, "global_avg_pool: the input must have rank 4 ([N, C, H, W]), got %s",
-                   sema_tstr(s, t[0]->type));
+                   sema_tstr(s, v[0].t->type));
         return NULL;
     }
     static const int axes[] = {2, 3};
-    return gb_reduce(g, call->loc, GK_MEAN, t[0], axes, 2, true);
+    return gb_reduce(g, call->loc, GK_MEAN, v[0].t, axes, 2, true);
 }
 
-static Value *op_pool(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    GbPool a = {.max = op->kind == GK_MAXPOOL, .dilation = {1, 1}, .count_include_pad = true};
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_pair(s, op, args, 1, a.kernel);
-    memcpy(a.stride, a.kernel, sizeof a.stride); /* PyTorch: the stride defaults to kernel_size */
-    ok &= arg_pair(s, op, args, 2, a.stride);
-    ok &= arg_pad(s, op, args, 3, a.padding);
-    ok &= arg_pair(s, op, args, 4, a.dilation);
-    ok &= arg_bool(s, op, args, 5, &a.ceil_mode);
-    ok &= !op->p[6].name || arg_bool(s, op, args, 6, &a.count_include_pad);
-    return ok ? gb_pool(g, call->loc, t[0], &a) : NULL;
+static Value *op_pool(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s;
+    GbPool a = {.max = op->kind == GK_MAXPOOL, .ceil_mode = v[5].b, .count_include_pad = !v[6].given || v[6].b};
+    memcpy(a.kernel, v[1].i, sizeof a.kernel);
+    memcpy(a.stride, v[2].i, sizeof a.stride);
+    memcpy(a.padding, v[3].i, sizeof a.padding);
+    memcpy(a.dilation, v[4].i, sizeof a.dilation);
+    return gb_pool(g, call->loc, v[0].t, &a);
 }
 
-static Value *op_softmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    int axis = 0;
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_int(s, op, args, 1, &axis);
-    return ok ? gb_softmax(g, call->loc, t[0], axis, !strcmp(op->name, "log_softmax"), false) : NULL;
+static Value *op_softmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s;
+    return gb_softmax(g, call->loc, v[0].t, v[1].i[0], !strcmp(op->name, "log_softmax"), false);
 }
 
-static Value *op_flatten(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    int axis = 1; /* torch.nn.Flatten's start_dim; ONNX Flatten's default */
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_int(s, op, args, 1, &axis);
-    return ok ? gb_flatten(g, call->loc, t[0], axis) : NULL;
+static Value *op_flatten(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_flatten(g, call->loc, v[0].t, v[1].i[0]);
 }
 
-static Value *op_reshape(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    bool ok = operands(s, g, op, args, t);
-    const Ast *l = args[1];
+static Value *op_reshape(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    const GraphParam *ps[GMAXP];
+    op_params(op, ps);
+    const Ast *l = v[1].ast;
     if (l->kind != AST_LIST || l->nargs < 1 || l->nargs > GMAXP) {
-        diag_error(s->d, l->loc, "%s must be a list of 1 to %d dims such as [N, 64]", what(s, op, 1), GMAXP);
+        diag_error(s->d, l->loc, "%s must be a list of 1 to %d dims such as [N, 64]", what(s, op, ps[1]), GMAXP);
         return NULL;
     }
     int64_t dims[GMAXP] = {0};
@@ -314,205 +335,119 @@ static Value *op_reshape(Sema *s, GraphBuilder *g, const Ast *call, const GraphO
             syms[i] = d->name; /* a shape symbol: the builder knows the graph's symbols */
             continue;
         }
-        int v;
-        if (!d || !int_value(s, d, what(s, op, 1), op->p[1].min, &v)) return NULL;
-        dims[i] = v;
+        int x;
+        if (!d || !int_value(s, d, what(s, op, ps[1]), ps[1]->min, ps[1]->max, &x)) return NULL;
+        dims[i] = x;
     }
-    return ok ? gb_reshape(g, call->loc, t[0], l->nargs, dims, syms) : NULL;
+    return gb_reshape(g, call->loc, v[0].t, l->nargs, dims, syms);
 }
 
-/* A reduction of x over args[ia] (axes) with args[ia + 1] (keepdims). */
-static Value *reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, int kind, Value *x,
-                     const Ast **args, int ia) {
-    static const int any[] = {0};
-    int axes[GMAXP];
-    bool keep = false;
-    int n = int_list(s, args[ia], what(s, op, ia), op->p[ia].min, true, any, axes);
-    bool ok = n > 0;
-    ok &= arg_bool(s, op, args, ia + 1, &keep);
-    return ok && x ? gb_reduce(g, call->loc, (GraphKindId)kind, x, axes, n, keep) : NULL;
+static Value *op_reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s;
+    return gb_reduce(g, call->loc, (GraphKindId)op->kind, v[0].t, v[1].i, v[1].n, v[2].b);
 }
 
-static Value *op_reduce(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    bool ok = operands(s, g, op, args, t);
-    Value *r = reduce(s, g, call, op, op->kind, t[0], args, 1);
-    return ok ? r : NULL;
-}
-
-/* max/min: elementwise on two tensors (torch.maximum), or a reduction with axes = [...]. */
-static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    if (!args[1] == !args[2]) {
+/* max/min: elementwise on two tensors (torch.maximum) or a tensor and a number, or a reduction with
+ * axes = [...]. */
+static Value *op_minmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    if (v[1].given == v[2].given) {
         diag_error(s->d, call->loc, "'%s' takes two tensors (elementwise) or one tensor and 'axes' (a reduction)",
                    op_name(op));
         return NULL;
     }
-    if (args[1] && args[3]) {
-        diag_error(s->d, args[3]->loc, "'keepdims' of '%s' needs 'axes' (a reduction)", op_name(op));
+    if (v[1].given && v[3].ast) {
+        diag_error(s->d, v[3].ast->loc, "'keepdims' of '%s' needs 'axes' (a reduction)", op_name(op));
         return NULL;
     }
-    Value *t[GMAXP];
-    if (args[1] && sema_graph_const(s, args[1])) { /* max(x, 0.0): a number as y */
-        double c;
-        Value *x = sema_graph_const(s, args[0]) ? NULL : sema_graph_expr(s, g, args[0]);
-        if (!x && sema_graph_const(s, args[0]))
-            diag_error(s->d, args[0]->loc, "%s must be a tensor", what(s, op, 0));
-        if (!sema_graph_number(s, args[1], what(s, op, 1), &c) || !x) return NULL;
-        return gb_binary_scalar(g, call->loc, (GraphKindId)op->kind, x, c, false);
-    }
-    bool ok = operands(s, g, op, args, t);
+    if (v[1].given && !v[1].t) /* max(x, 0.0): a number as y */
+        return gb_binary_scalar(g, call->loc, (GraphKindId)op->kind, v[0].t, v[1].f[0], false);
+    if (v[1].given) return gb_binary(g, call->loc, (GraphKindId)op->kind, v[0].t, v[1].t);
     /* The table's binary max/min; the reduction of the same name. */
-    if (args[1]) return ok ? gb_binary(g, call->loc, (GraphKindId)op->kind, t[0], t[1]) : NULL;
-    Value *r = reduce(s, g, call, op, op->kind == GK_MAX ? GK_RMAX : GK_RMIN, t[0], args, 2);
-    return ok ? r : NULL;
+    return gb_reduce(g, call->loc, op->kind == GK_MAX ? GK_RMAX : GK_RMIN, v[0].t, v[2].i, v[2].n, v[3].b);
 }
 
 /* resize(x, scale | size, mode = nearest, coord, nearest_mode = floor): PyTorch's interpolate; coord defaults to what
  * PyTorch's mode computes (nearest: asymmetric, linear with align_corners=False: half_pixel). */
-static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    const char *mode = "nearest", *coord = NULL, *round = graph_resize_rounds()[GRAPH_RESIZE_FLOOR];
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_ident(s, op, args, 3, graph_resize_modes(), &mode);
-    ok &= !args[4] || arg_ident(s, op, args, 4, graph_resize_coords(), &coord);
-    ok &= arg_ident(s, op, args, 5, graph_resize_rounds(), &round);
-    if (!ok) return NULL;
-    if (!args[1] == !args[2]) {
+static Value *op_resize(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)op;
+    if (v[1].given == v[2].given) {
         diag_error(s->d, call->loc, "'resize' takes 'scale' or 'size' (one of them)");
         return NULL;
     }
-    GbResize a = {.mode = graph_resize_code(graph_resize_modes(), mode),
-                  .round = graph_resize_code(graph_resize_rounds(), round), .size = {-1, -1}};
-    a.coord = coord ? graph_resize_code(graph_resize_coords(), coord)
-                    : a.mode == GRAPH_RESIZE_NEAREST ? GRAPH_RESIZE_ASYMMETRIC : GRAPH_RESIZE_HALF_PIXEL;
-    if (!t[0]) return NULL;
-    int rank = t[0]->type->rank;
-    if (args[1]) {
-        const Ast *e = args[1];
-        int n = e->kind == AST_LIST ? e->nargs : 1;
-        if (n != 1 && n != 2) {
-            diag_error(s->d, e->loc, "%s must be a number or a list of 2 numbers", what(s, op, 1));
-            return NULL;
-        }
-        for (int i = 0; i < n; i++) {
-            const Ast *v = e->kind == AST_LIST ? e->args[i] : e;
-            if (!v || !sema_graph_number(s, v, what(s, op, 1), &a.scale[i])) return NULL;
-            if (!(a.scale[i] > 0)) {
-                diag_error(s->d, v->loc, "%s must be positive, got %g", what(s, op, 1), a.scale[i]);
-                return NULL;
-            }
-        }
-        if (n == 1) a.scale[1] = a.scale[0];
+    GbResize a = {.mode = graph_resize_code(graph_resize_modes(), v[3].id),
+                  .round = graph_resize_code(graph_resize_rounds(), v[5].id), .size = {-1, -1}};
+    a.coord = v[4].given ? graph_resize_code(graph_resize_coords(), v[4].id)
+              : a.mode == GRAPH_RESIZE_NEAREST ? GRAPH_RESIZE_ASYMMETRIC : GRAPH_RESIZE_HALF_PIXEL;
+    const Type *t = v[0].t->type;
+    int rank = t->rank;
+    if (v[1].given) {
+        a.scale[0] = v[1].f[0], a.scale[1] = v[1].f[1];
     } else {
-        static const int lens[] = {2, 0};
-        int v[2];
-        int n = int_list(s, args[2], what(s, op, 2), 1, true, lens, v);
-        if (!n) return NULL;
-        if (n == 1) v[1] = v[0];
         for (int i = 0; i < 2 && rank >= 2; i++) {
             int d = rank - 2 + i;
-            if (t[0]->type->sym && t[0]->type->sym[d]) {
-                diag_error(s->d, args[2]->loc, "'size' of 'resize' needs a literal dim %d, but %s has a symbol there",
-                           d, sema_tstr(s, t[0]->type));
+            if (t->sym && t->sym[d]) {
+                diag_error(s->d, v[2].ast->loc, "'size' of 'resize' needs a literal dim %d, but %s has a symbol there",
+                           d, sema_tstr(s, t));
                 return NULL;
             }
-            a.size[i] = v[i];
-            a.scale[i] = (double)v[i] / (double)t[0]->type->dims[d];
+            a.size[i] = v[2].i[i];
+            a.scale[i] = (double)v[2].i[i] / (double)t->dims[d];
         }
     }
-    return gb_resize(g, call->loc, t[0], &a);
+    return gb_resize(g, call->loc, v[0].t, &a);
 }
 
 /* pad(x, pads, mode = constant, value = 0): PyTorch's F.pad, pads as (before, after) pairs from the last dim
  * backwards: [left, right, top, bottom, ...]. */
-static Value *op_pad(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    static const int any[] = {0};
-    Value *t[GMAXP];
-    const char *mode = graph_pad_modes()[GRAPH_PAD_CONSTANT];
-    double value = 0;
-    int p[GMAXP];
-    bool ok = operands(s, g, op, args, t);
-    int n = int_list(s, args[1], what(s, op, 1), 0, false, any, p);
-    ok &= n > 0;
-    ok &= arg_ident(s, op, args, 2, graph_pad_modes(), &mode);
-    ok &= arg_float(s, op, args, 3, &value);
-    if (!ok || !t[0]) return NULL;
-    int rank = t[0]->type->rank;
+static Value *op_pad(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    const GraphParam *ps[GMAXP];
+    op_params(op, ps);
+    int rank = v[0].t->type->rank, n = v[1].n;
+    if (v[1].ast->kind != AST_LIST) {
+        diag_error(s->d, v[1].ast->loc, "%s must be a list such as [1, 2]", what(s, op, ps[1]));
+        return NULL;
+    }
     if (n % 2 || n / 2 > rank) {
-        diag_error(s->d, args[1]->loc, "%s must hold (before, after) pairs for at most the %d dims of %s, got %d "
-                   "values", what(s, op, 1), rank, sema_tstr(s, t[0]->type), n);
+        diag_error(s->d, v[1].ast->loc, "%s must hold (before, after) pairs for at most the %d dims of %s, got %d "
+                   "values", what(s, op, ps[1]), rank, sema_tstr(s, v[0].t->type), n);
         return NULL;
     }
     int64_t before[GMAXP] = {0}, after[GMAXP] = {0};
-    for (int i = 0; i < n / 2; i++) before[rank - 1 - i] = p[2 * i], after[rank - 1 - i] = p[2 * i + 1];
-    return gb_pad(g, call->loc, t[0], (GraphPadMode)graph_resize_code(graph_pad_modes(), mode), before, after, value);
+    for (int i = 0; i < n / 2; i++) before[rank - 1 - i] = v[1].i[2 * i], after[rank - 1 - i] = v[1].i[2 * i + 1];
+    return gb_pad(g, call->loc, v[0].t, (GraphPadMode)graph_resize_code(graph_pad_modes(), v[2].id), before, after,
+                  v[3].f[0]);
 }
 
-static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    GbConvT a = {.stride = {1, 1}, .dilation = {1, 1}, .groups = 1};
-    bool ok = operands(s, g, op, args, t);
-    ok &= arg_pair(s, op, args, 3, a.stride);
-    ok &= arg_pad(s, op, args, 4, a.padding);
-    ok &= arg_pair(s, op, args, 5, a.output_padding);
-    ok &= arg_int(s, op, args, 6, &a.groups);
-    ok &= arg_pair(s, op, args, 7, a.dilation);
-    return ok ? gb_conv_transpose(g, call->loc, t[0], t[1], t[2], &a) : NULL;
+static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    GbConvT a = {.groups = v[6].i[0]};
+    memcpy(a.stride, v[3].i, sizeof a.stride);
+    memcpy(a.padding, v[4].i, sizeof a.padding);
+    memcpy(a.output_padding, v[5].i, sizeof a.output_padding);
+    memcpy(a.dilation, v[7].i, sizeof a.dilation);
+    return gb_conv_transpose(g, call->loc, v[0].t, v[1].t, v[2].t, &a);
 }
 
 /* where(condition, x, y): x where the bool tensor condition is true, else y (numpy broadcasting of all three). */
-static Value *op_where(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const Ast **args) {
-    Value *t[GMAXP];
-    return operands(s, g, op, args, t) ? gb_where(g, call->loc, t[0], t[1], t[2]) : NULL;
+static Value *op_where(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_where(g, call->loc, v[0].t, v[1].t, v[2].t);
 }
 
-#define X {"x", GP_TENSOR, 0}
-#define NOMIN INT32_MIN
-/* Rows with a NULL name take the name of their kind (ir/graph_ops.def): the table is the only place a
- * kind is spelled. The one-tensor unary ops (the table's SRC column) are appended from the table. */
+/* The ops of .tile graphs: ir/graph_ops.def's GRAPH_SRC rows, then the one-tensor unary kinds (SRC = 1). */
+#define GK_NONE (-1)
 static const GraphOp graph_ops[] = {
-    {"conv2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
-                   {"dilation", GP_PAIR, 1}, {"groups", GP_INT, 1}, {"layout", GP_IDENT, 0}}, op_conv2d, -1},
-    {"batch_norm", 5, {X, {"gamma", GP_TENSOR, 0}, {"beta", GP_TENSOR, 0}, {"mean", GP_TENSOR, 0},
-                       {"variance", GP_TENSOR, 0}, {"eps", GP_FLOAT, 0}}, op_batch_norm, -1},
-    {"relu6", 1, {X}, op_unary, GK_CLAMP},
-    {NULL, 1, {X, {"alpha", GP_FLOAT, 0}}, op_unary, GK_LEAKY_RELU},
-    {NULL, 3, {X, {"lo", GP_FLOAT, 0}, {"hi", GP_FLOAT, 0}}, op_unary, GK_CLAMP},
-    {NULL, 1, {X, {"approximate", GP_IDENT, 0}}, op_gelu, GK_GELU},
-    {"matmul", 2, {{"a", GP_TENSOR, 0}, {"b", GP_TENSOR, 0}}, op_matmul, -1},
-    {"linear", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}}, op_linear, -1},
-    {"global_avg_pool", 1, {X}, op_global_avg_pool, -1},
-    {"max_pool2d", 2, {X, {"kernel_size", GP_PAIR, 1}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
-                       {"dilation", GP_PAIR, 1}, {"ceil_mode", GP_BOOL, 0}}, op_pool, GK_MAXPOOL},
-    {"avg_pool2d", 2, {X, {"kernel_size", GP_PAIR, 1}, {"stride", GP_PAIR, 1}, {"padding", GP_PAD, 0},
-                       {"dilation", GP_PAIR, 1}, {"ceil_mode", GP_BOOL, 0}, {"count_include_pad", GP_BOOL, 0}},
-     op_pool, GK_AVGPOOL},
-    {"softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, -1},
-    {"log_softmax", 2, {X, {"axis", GP_INT, NOMIN}}, op_softmax, -1},
-    {"flatten", 1, {X, {"axis", GP_INT, NOMIN}}, op_flatten, -1},
-    {"reshape", 2, {X, {"shape", GP_DIMS, 1}}, op_reshape, -1},
-    {NULL, 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, GK_SUM},
-    {NULL, 2, {X, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_reduce, GK_MEAN},
-    {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MAX},
-    {NULL, 1, {X, {"y", GP_TENSOR_OPT, 0}, {"axes", GP_INTS, NOMIN}, {"keepdims", GP_BOOL, 0}}, op_minmax, GK_MIN},
-    {"resize", 1, {X, {"scale", GP_FLOAT, 0}, {"size", GP_PAIR, 1}, {"mode", GP_IDENT, 0}, {"coord", GP_IDENT, 0},
-                   {"nearest_mode", GP_IDENT, 0}}, op_resize, -1},
-    {"pad", 2, {X, {"pads", GP_INTS, 0}, {"mode", GP_IDENT, 0}, {"value", GP_FLOAT, NOMIN}}, op_pad, -1},
-    {"conv_transpose2d", 2, {X, {"w", GP_TENSOR, 0}, {"b", GP_TENSOR_OPT, 0}, {"stride", GP_PAIR, 1},
-                             {"padding", GP_PAD, 0}, {"output_padding", GP_PAIR, 0}, {"groups", GP_INT, 1},
-                             {"dilation", GP_PAIR, 1}}, op_conv_transpose, -1},
-    {"where", 3, {{"condition", GP_TENSOR, 0}, X, {"y", GP_TENSOR, 0}}, op_where, -1},
+#define GRAPH_SRC(NAME, HANDLER, KIND) {#NAME, op_##HANDLER, GK_##KIND},
+#include "../ir/graph_ops.def"
 #define GRAPH_KIND(CLASS, ID, NAME, ONNX, SRC, VERB) SRC_ROW_##SRC(ID)
 #define SRC_ROW_0(ID)
-#define SRC_ROW_1(ID) {NULL, 1, {X}, op_unary, GK_##ID},
+#define SRC_ROW_1(ID) {NULL, op_unary, GK_##ID},
 #include "../ir/graph_ops.def"
 #undef SRC_ROW_0
 #undef SRC_ROW_1
 };
-#undef X
-#undef NOMIN
+#undef GK_NONE
 enum { NGRAPH_OPS = sizeof graph_ops / sizeof graph_ops[0] };
-
 
 static const GraphOp *find_op(const char *name) {
     for (int i = 0; name && i < NGRAPH_OPS; i++)
@@ -520,17 +455,11 @@ static const GraphOp *find_op(const char *name) {
     return NULL;
 }
 
-static int nparams(const GraphOp *op) {
-    int n = 0;
-    while (n < GMAXP && op->p[n].name) n++;
-    return n;
-}
-
 /* Binds call arguments to op's parameters (Python-like: positional, then keywords); reports. */
-static bool bind(Sema *s, const Ast *call, const GraphOp *op, const Ast **args) {
-    int np = nparams(op), pos = 0;
+static bool bind(Sema *s, const Ast *call, const GraphOp *op, const GraphParam *const *ps, int np, const Ast **args) {
+    int pos = 0;
     const char *names[GMAXP];
-    for (int i = 0; i < np; i++) names[i] = op->p[i].name;
+    for (int i = 0; i < np; i++) names[i] = ps[i]->name;
     if (call->nargs > np) {
         diag_error(s->d, call->loc, "'%s' takes at most %d argument%s, got %d", op_name(op), np, np == 1 ? "" : "s",
                    call->nargs);
@@ -564,12 +493,29 @@ static bool bind(Sema *s, const Ast *call, const GraphOp *op, const Ast **args) 
         }
         args[slot] = arg;
     }
-    for (int p = 0; p < op->nreq; p++)
-        if (!args[p]) {
+    for (int p = 0; p < np; p++)
+        if (!args[p] && !ps[p]->dflt) {
             diag_error(s->d, call->loc, "'%s' is missing argument '%s'", op_name(op), names[p]);
             return false;
         }
     return true;
+}
+
+/* Binds and reads every parameter of op (reporting each bad argument), fills in the defaults, and calls
+ * its handler. */
+static Value *graph_op_call(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op) {
+    const GraphParam *ps[GMAXP];
+    int np = op_params(op, ps);
+    const Ast *args[GMAXP] = {0};
+    GVal vals[GMAXP];
+    memset(vals, 0, sizeof vals);
+    if (!bind(s, call, op, ps, np, args)) return NULL;
+    bool ok = true;
+    for (int i = 0; i < np; i++) {
+        if (args[i]) ok &= read_arg(s, g, op, ps[i], args[i], &vals[i]);
+        else if (ps[i]->dflt && *ps[i]->dflt) default_value(ps[i], ps, vals, i, &vals[i]);
+    }
+    return ok ? op->fn(s, g, call, op, vals) : NULL;
 }
 
 /* Whether the declared type t is f32 (the element type a fn sees of tensors). */
@@ -660,10 +606,7 @@ Value *sema_graph_call(Sema *s, GraphBuilder *g, const Ast *call) {
     const AstDecl *decl = sema_find_decl(s, call->name);
     if (decl && decl->kind == DECL_FN) return fn_on_tensors(s, g, call, decl);
     const GraphOp *op = find_op(call->name);
-    if (op) {
-        const Ast *args[GMAXP] = {0};
-        return bind(s, call, op, args) ? op->fn(s, g, call, op, args) : NULL;
-    }
+    if (op) return graph_op_call(s, g, call, op);
     if (decl) {
         diag_error(s->d, call->loc, "a graph cannot call %s '%s'; it calls graph ops such as conv2d and relu, and fns",
                    decl->kind == DECL_KERNEL ? "kernel" : "graph", decl->name);

@@ -127,6 +127,48 @@ Op *gb_emit(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result
     return op;
 }
 
+void gb_attr(GbAttrs *at, const char *name, Attr *v) {
+    if (at->n < (int)(sizeof at->a / sizeof at->a[0])) at->a[at->n++] = (NamedAttr){name, v};
+}
+
+const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
+                         int64_t *bad_lit) {
+    const Type **types = arena_calloc(g->tmp, (size_t)n + 1, sizeof *types);
+    for (int i = 0; i < n; i++) types[i] = ops[i]->type;
+    GraphShapeIn in = {g->tmp, types, n, at->a, at->n};
+    GraphShapeOut out;
+    GraphShapeFn rule = graph_shape_fn(kind);
+    if (!rule || !rule(&in, &out)) {
+        gb_error(g, loc, "internal error: the shape rule of %s does not apply to its operands", ir_op_info[kind].name);
+        return NULL;
+    }
+    GbDim dims[8];
+    for (int i = 0; i < out.rank; i++)
+        if (!gb_make_dim(g, out.dims[i], &dims[i])) {
+            if (bad) {
+                *bad = i;
+                *bad_lit = dims[i].lit;
+            } else {
+                gb_error(g, loc, "internal error: result dim %d of %s would be %lld", i, ir_op_info[kind].name,
+                         (long long)dims[i].lit);
+            }
+            return NULL;
+        }
+    return gb_tensor(g, ops[0]->type->elem, out.rank, dims);
+}
+
+Op *gb_emit_attrs(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, const GbAttrs *at, SrcLoc loc) {
+    Op *op = gb_emit(g, kind, ops, n, result, loc);
+    for (int i = 0; i < at->n; i++) ir_op_set_attr(g->m, op, at->a[i].name, at->a[i].value);
+    return op;
+}
+
+Op *gb_emit_rule(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
+                 int64_t *bad_lit) {
+    const Type *t = gb_rule_type(g, kind, ops, n, at, loc, bad, bad_lit);
+    return t ? gb_emit_attrs(g, kind, ops, n, t, at, loc) : NULL;
+}
+
 Attr *gb_ints(GraphBuilder *g, const int *v, int n) {
     Attr *items[8];
     for (int i = 0; i < n && i < 8; i++) items[i] = ir_attr_int(g->m, v[i]);

@@ -12,6 +12,7 @@
 #define TILEC_GRAPH_INTERNAL_H
 #include "graph_build.h"
 #include "shape_expr.h"
+#include "../ir/graph_shape.h"
 
 typedef struct Derived {
     const char *name;      /* _dK */
@@ -60,6 +61,23 @@ bool gb_make_dim(GraphBuilder *g, const ShapeExpr *e, GbDim *out);
 const Type *gb_tensor(GraphBuilder *g, const Type *elem, int rank, const GbDim *dims);
 /* Appends op KIND with the operands and one result of type result; returns the op. */
 Op *gb_emit(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, SrcLoc loc);
+/* The attributes of an op being built, in the order they are set. */
+typedef struct GbAttrs {
+    NamedAttr a[16];
+    int n;
+} GbAttrs;
+/* Adds name = v to at (at most 16). */
+void gb_attr(GbAttrs *at, const char *name, Attr *v);
+/* Appends op KIND with the operands (tensors, all of one element type) and the attributes; its result type is
+ * what the op's shape rule (ir/graph_shape.h, the GRAPH_SHAPE row) gives, each dim made by gb_make_dim. Returns
+ * the op, or NULL when result dim *bad would be < 1 (its value in *bad_lit; nothing reported: the caller words
+ * the error; bad NULL: an internal error is reported). The operands must fit the rule (else an internal error). */
+Op *gb_emit_rule(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
+                 int64_t *bad_lit);
+/* The two halves of gb_emit_rule: the result type by the rule (NULL as above), and the op appended with it. */
+const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
+                         int64_t *bad_lit);
+Op *gb_emit_attrs(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, const GbAttrs *at, SrcLoc loc);
 /* Attribute helpers (module arena). */
 Attr *gb_ints(GraphBuilder *g, const int *v, int n);
 

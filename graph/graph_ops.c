@@ -1,6 +1,6 @@
-/* The graph op constructors (graph_build.h): one shape rule each, as docs/graphs.md section 2 states
- * them. Every constructor checks its operands and attributes, infers the result type (new dims through
- * gb_make_dim), appends the op and returns its result, or reports one error and returns NULL. */
+/* The graph op constructors (graph_build.h). Every constructor checks its operands and attributes, takes the
+ * result type from the op's shape rule (ir/graph_shape.c, through gb_emit_rule: the rule the verifier checks
+ * too), appends the op and returns its result, or reports one error and returns NULL. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +9,6 @@
 #define T(v) gb_tstr(g, (v)->type)
 
 static const ShapeExpr *lit(GraphBuilder *g, int64_t v) { return sx_int(g->tmp, v); }
-static const ShapeExpr *add(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_ADD, a, b); }
-static const ShapeExpr *sub(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_SUB, a, b); }
 static const ShapeExpr *mul(GraphBuilder *g, const ShapeExpr *a, const ShapeExpr *b) { return sx_bin(g->tmp, SX_MUL, a, b); }
 
 static bool ints_at_least(GraphBuilder *g, SrcLoc loc, const char *op, const char *what, const int *v, int n, int lo) {
@@ -40,20 +38,6 @@ static bool norm_axis(GraphBuilder *g, SrcLoc loc, const char *op, Value *x, int
     return true;
 }
 
-/* One spatial output size: (in + pads - dil*(k-1) - 1) / stride + 1, with PyTorch's ceil_mode rule for
- * pooling (the last window starts inside the input or the left padding). */
-static const ShapeExpr *window_out(GraphBuilder *g, const ShapeExpr *in, int pad_lo, int pad_hi, int dil,
-                                   const ShapeExpr *k, int stride, bool ceil_mode) {
-    const ShapeExpr *span = sub(g, sub(g, add(g, in, lit(g, pad_lo + (int64_t)pad_hi)),
-                                       mul(g, lit(g, dil), sub(g, k, lit(g, 1)))),
-                                lit(g, 1));
-    if (!ceil_mode) return add(g, sx_bin(g->tmp, SX_DIV, span, lit(g, stride)), lit(g, 1));
-    const ShapeExpr *up = add(g, sx_bin(g->tmp, SX_CDIV, span, lit(g, stride)), lit(g, 1));
-    const ShapeExpr *last = add(g, sx_bin(g->tmp, SX_DIV, sub(g, add(g, in, lit(g, pad_lo)), lit(g, 1)), lit(g, stride)),
-                                lit(g, 1));
-    return sx_bin(g->tmp, SX_MIN, up, last);
-}
-
 /* ------------------------------------------------------------ conv2d */
 
 Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, const GbConv2d *a) {
@@ -69,7 +53,7 @@ Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, c
         !ints_at_least(g, loc, "conv2d", "groups", &a->groups, 1, 1))
         return NULL;
     const Type *xt = x->type, *wt = w->type;
-    int cax = a->nhwc ? 3 : 1, hax = a->nhwc ? 1 : 2, wax = a->nhwc ? 2 : 3;
+    int cax = a->nhwc ? 3 : 1;
     const ShapeExpr *C = gb_dim(g, xt, cax), *K = gb_dim(g, wt, 0), *CG = gb_dim(g, wt, 1);
     const ShapeExpr *want = sx_simplify(g->tmp, mul(g, CG, lit(g, a->groups)));
     if (!gb_require_equal(g, C, want)) {
@@ -90,28 +74,21 @@ Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, c
                  gb_dim_text(g, K), gb_dim_text(g, gb_dim(g, bias->type, 0)));
         return NULL;
     }
-    GbDim dims[4];
-    gb_make_dim(g, gb_dim(g, xt, 0), &dims[0]);
-    gb_make_dim(g, K, &dims[cax]);
-    const char *which[2] = {"height", "width"};
-    int axes[2] = {hax, wax};
-    for (int i = 0; i < 2; i++) {
-        const ShapeExpr *o = window_out(g, gb_dim(g, xt, axes[i]), a->padding[i], a->padding[i + 2], a->dilation[i],
-                                        gb_dim(g, wt, 2 + i), a->stride[i], false);
-        if (!gb_make_dim(g, o, &dims[axes[i]])) {
-            gb_error(g, loc, "conv2d: the output %s of %s with weight %s would be %lld (padding %d + %d, dilation %d)",
-                     which[i], T(x), T(w), (long long)dims[axes[i]].lit, a->padding[i], a->padding[i + 2],
-                     a->dilation[i]);
-            return NULL;
-        }
+    GbAttrs at = {0};
+    gb_attr(&at, "stride", gb_ints(g, a->stride, 2));
+    gb_attr(&at, "padding", gb_ints(g, a->padding, 4));
+    gb_attr(&at, "dilation", gb_ints(g, a->dilation, 2));
+    gb_attr(&at, "groups", ir_attr_int(g->m, a->groups));
+    gb_attr(&at, "layout", ir_attr_string(g->m, a->nhwc ? "NHWC" : "NCHW"));
+    int bad = -1;
+    int64_t lit = 0;
+    Op *op = gb_emit_rule(g, OP_G_CONV2D, ops, n, &at, loc, &bad, &lit);
+    if (!op && bad >= 0) {
+        int i = bad == (a->nhwc ? 1 : 2) ? 0 : 1;
+        gb_error(g, loc, "conv2d: the output %s of %s with weight %s would be %lld (padding %d + %d, dilation %d)",
+                 i ? "width" : "height", T(x), T(w), (long long)lit, a->padding[i], a->padding[i + 2], a->dilation[i]);
     }
-    Op *op = gb_emit(g, OP_G_CONV2D, ops, n, gb_tensor(g, xt->elem, 4, dims), loc);
-    ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
-    ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));
-    ir_op_set_attr(g->m, op, "dilation", gb_ints(g, a->dilation, 2));
-    ir_op_set_attr(g->m, op, "groups", ir_attr_int(g->m, a->groups));
-    ir_op_set_attr(g->m, op, "layout", ir_attr_string(g->m, a->nhwc ? "NHWC" : "NCHW"));
-    return op->results;
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ batch_norm */
@@ -136,9 +113,10 @@ Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value 
             return NULL;
         }
     }
-    Op *op = gb_emit(g, OP_G_BATCH_NORM, ops, 5, x->type, loc);
-    ir_op_set_attr(g->m, op, "eps", ir_attr_float(g->m, eps));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "eps", ir_attr_float(g->m, eps));
+    Op *op = gb_emit_rule(g, OP_G_BATCH_NORM, ops, 5, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ elementwise */
@@ -164,47 +142,49 @@ Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double al
         gb_error(g, loc, "%s: the parameter must be a finite number, got %g", kind, !isfinite(alpha) ? alpha : beta);
         return NULL;
     }
-    Op *op = gb_emit(g, OP_G_UNARY, &x, 1, x->type, loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
-    ir_op_set_attr(g->m, op, "alpha", ir_attr_float(g->m, alpha));
-    ir_op_set_attr(g->m, op, "beta", ir_attr_float(g->m, beta));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "kind", ir_attr_string(g->m, kind));
+    gb_attr(&at, "alpha", ir_attr_float(g->m, alpha));
+    gb_attr(&at, "beta", ir_attr_float(g->m, beta));
+    Op *op = gb_emit_rule(g, OP_G_UNARY, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
-/* One broadcast dim of da and db (NULL: the operand has no such dim). A literal 1 stretches; undecided
- * dims are assumed equal (a runtime check; a symbol never stretches) and the literal, if any, is kept.
- * Returns false when the dims are provably different (nothing reported). */
-static bool broadcast_dim(GraphBuilder *g, const ShapeExpr *da, const ShapeExpr *db, GbDim *out) {
+/* Whether da and db broadcast (NULL: the operand has no such dim): a literal 1 stretches; undecided dims
+ * are assumed equal (a runtime check; a symbol never stretches). Returns false when the dims are provably
+ * different (nothing reported). The result dim is the shape rule's (ir/graph_shape.c). */
+static bool broadcast_dim(GraphBuilder *g, const ShapeExpr *da, const ShapeExpr *db) {
     int64_t v;
     bool a1 = !da || (sx_is_int(da, &v) && v == 1), b1 = !db || (sx_is_int(db, &v) && v == 1);
-    const ShapeExpr *pick = b1 ? (da ? da : db) : a1 ? db : da;
-    if (!a1 && !b1) {
-        if (!gb_require_equal(g, da, db)) return false;
-        if (sx_is_int(db, NULL)) pick = db; /* H vs 64: the literal says more */
-    }
-    gb_make_dim(g, pick, out);
-    return true;
+    return a1 || b1 || gb_require_equal(g, da, db);
 }
 
-/* numpy broadcasting of a and b into dims (rank *rank); `verb` words the error. */
-static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank) {
+/* Checks numpy broadcasting of a and b; `verb` words the error. */
+static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b) {
     const Type *at = a->type, *bt = b->type;
     int r = at->rank > bt->rank ? at->rank : bt->rank;
     for (int i = 0; i < r; i++) {
         int ia = i - (r - at->rank), ib = i - (r - bt->rank);
         const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-        if (!broadcast_dim(g, da, db, &dims[i])) {
+        if (!broadcast_dim(g, da, db)) {
             gb_error(g, loc, "cannot %s %s and %s: dim %d is %s vs %s", verb, T(a), T(b), i, gb_dim_text(g, da),
                      gb_dim_text(g, db));
             return false;
         }
     }
-    *rank = r;
     return true;
 }
 
 bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank) {
-    return broadcast(g, loc, verb, a, b, dims, rank);
+    if (!broadcast(g, loc, verb, a, b)) return false;
+    const Type *types[2] = {a->type, b->type};
+    GraphShapeIn in = {g->tmp, types, 2, NULL, 0};
+    GraphShapeOut out;
+    if (!graph_shape_broadcast(&in, &out)) return false;
+    *rank = out.rank;
+    for (int i = 0; i < out.rank; i++)
+        if (!gb_make_dim(g, out.dims[i], &dims[i])) return false;
+    return true;
 }
 
 Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
@@ -213,12 +193,11 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b
     const char *kind = k->name, *verb = k->verb;
     Value *ops[2] = {a, b};
     if (!gb_operands(g, loc, kind, ops, 2)) return NULL;
-    GbDim dims[8];
-    int rank;
-    if (!broadcast(g, loc, verb, a, b, dims, &rank)) return NULL;
-    Op *op = gb_emit(g, OP_G_BINARY, ops, 2, gb_tensor(g, a->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
-    return op->results;
+    if (!broadcast(g, loc, verb, a, b)) return NULL;
+    GbAttrs at = {0};
+    gb_attr(&at, "kind", ir_attr_string(g->m, kind));
+    Op *op = gb_emit_rule(g, OP_G_BINARY, ops, 2, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double c, bool c_first) {
@@ -228,10 +207,11 @@ Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, d
         gb_error(g, loc, "the number %g cannot be an f32 operand of %s", c, k->name);
         return NULL;
     }
-    Op *op = gb_emit(g, OP_G_BINARY, &x, 1, x->type, loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, k->name));
-    ir_op_set_attr(g->m, op, c_first ? "lhs" : "rhs", ir_attr_float(g->m, c));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "kind", ir_attr_string(g->m, k->name));
+    gb_attr(&at, c_first ? "lhs" : "rhs", ir_attr_float(g->m, c));
+    Op *op = gb_emit_rule(g, OP_G_BINARY, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ map (a fn on tensors) */
@@ -244,26 +224,26 @@ Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int 
         return NULL;
     }
     if (!gb_operands(g, loc, what, tensors, n)) return NULL;
-    /* numpy broadcasting over every tensor argument, left to right. */
-    GbDim dims[8];
-    int rank = tensors[0]->type->rank;
-    for (int i = 0; i < rank; i++) gb_make_dim(g, gb_dim(g, tensors[0]->type, i), &dims[i]);
+    /* numpy broadcasting over every tensor argument, left to right: each against the broadcast of the ones
+     * before it (the shape rule's). */
+    const Type *types[GRAPH_MAP_MAX_ARGS];
+    for (int k = 0; k < n; k++) types[k] = tensors[k]->type;
     for (int k = 1; k < n; k++) {
+        GraphShapeIn in = {g->tmp, types, k, NULL, 0};
+        GraphShapeOut acc;
+        graph_shape_broadcast(&in, &acc);
         const Type *bt = tensors[k]->type;
-        int r = rank > bt->rank ? rank : bt->rank;
-        GbDim out[8];
+        int r = acc.rank > bt->rank ? acc.rank : bt->rank;
         for (int i = 0; i < r; i++) {
-            int ia = i - (r - rank), ib = i - (r - bt->rank);
-            const ShapeExpr *da = ia < 0 ? NULL : dims[ia].sym ? sx_sym(g->tmp, dims[ia].sym) : lit(g, dims[ia].lit);
+            int ia = i - (r - acc.rank), ib = i - (r - bt->rank);
+            const ShapeExpr *da = ia < 0 ? NULL : acc.dims[ia];
             const ShapeExpr *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-            if (!broadcast_dim(g, da, db, &out[i])) {
+            if (!broadcast_dim(g, da, db)) {
                 gb_error(g, loc, "cannot apply %s to %s and %s: dim %d is %s vs %s", what, T(tensors[0]), T(tensors[k]), i,
                          gb_dim_text(g, da), gb_dim_text(g, db));
                 return NULL;
             }
         }
-        memcpy(dims, out, sizeof out);
-        rank = r;
     }
     Attr **items = arena_calloc(g->m->arena, (size_t)nargs, sizeof *items);
     for (int i = 0; i < nargs; i++) {
@@ -277,10 +257,11 @@ Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int 
         }
         items[i] = args[i].tensor >= 0 ? ir_attr_int(g->m, args[i].tensor) : ir_attr_float(g->m, args[i].value);
     }
-    Op *op = gb_emit(g, OP_G_MAP, tensors, n, gb_tensor(g, tensors[0]->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "fn", ir_attr_symbol(g->m, fn));
-    ir_op_set_attr(g->m, op, "args", ir_attr_array(g->m, items, nargs));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "fn", ir_attr_symbol(g->m, fn));
+    gb_attr(&at, "args", ir_attr_array(g->m, items, nargs));
+    Op *op = gb_emit_rule(g, OP_G_MAP, tensors, n, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ matmul */
@@ -293,29 +274,31 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
     if (!rank_is(g, loc, "matmul", "a", a, 2, 4) || !rank_is(g, loc, "matmul", "b", b, 2, 4)) return NULL;
     const Type *at = a->type, *bt = b->type;
     int ra = at->rank, rb = bt->rank;
-    const ShapeExpr *M = gb_dim(g, at, trans_a ? ra - 1 : ra - 2), *Ka = gb_dim(g, at, trans_a ? ra - 2 : ra - 1);
-    const ShapeExpr *Kb = gb_dim(g, bt, trans_b ? rb - 1 : rb - 2), *N = gb_dim(g, bt, trans_b ? rb - 2 : rb - 1);
+    const ShapeExpr *Ka = gb_dim(g, at, trans_a ? ra - 2 : ra - 1), *Kb = gb_dim(g, bt, trans_b ? rb - 1 : rb - 2);
     if (!gb_require_equal(g, Ka, Kb)) {
         gb_error(g, loc, "cannot matmul %s%s and %s%s: the inner dims are %s vs %s", T(a), trans_a ? " (transposed)" : "",
                  T(b), trans_b ? " (transposed)" : "", gb_dim_text(g, Ka), gb_dim_text(g, Kb));
         return NULL;
     }
     /* Batch dims broadcast as numpy's matmul does. */
-    GbDim dims[8];
     int nb = (ra > rb ? ra : rb) - 2;
     for (int i = 0; i < nb; i++) {
         int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
         const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-        if (!broadcast_dim(g, da, db, &dims[i])) {
+        if (!broadcast_dim(g, da, db)) {
             gb_error(g, loc, "cannot matmul %s and %s: batch dim %d is %s vs %s", T(a), T(b), i, gb_dim_text(g, da),
                      gb_dim_text(g, db));
             return NULL;
         }
     }
-    gb_make_dim(g, M, &dims[nb]);
-    gb_make_dim(g, N, &dims[nb + 1]);
-    int rank = nb + 2;
-    const Type *rt = gb_tensor(g, at->elem, rank, dims);
+    GbAttrs attrs = {0};
+    gb_attr(&attrs, "trans_a", ir_attr_bool(g->m, trans_a));
+    gb_attr(&attrs, "trans_b", ir_attr_bool(g->m, trans_b));
+    gb_attr(&attrs, "alpha", ir_attr_float(g->m, alpha));
+    gb_attr(&attrs, "beta", ir_attr_float(g->m, c ? beta : 0.0));
+    const Type *rt = gb_rule_type(g, OP_G_MATMUL, ops, n, &attrs, loc, NULL, NULL);
+    if (!rt) return NULL;
+    int rank = rt->rank;
     if (c) {
         const Type *ct = c->type;
         if (ct->rank > rank) {
@@ -332,12 +315,7 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
             return NULL;
         }
     }
-    Op *op = gb_emit(g, OP_G_MATMUL, ops, n, rt, loc);
-    ir_op_set_attr(g->m, op, "trans_a", ir_attr_bool(g->m, trans_a));
-    ir_op_set_attr(g->m, op, "trans_b", ir_attr_bool(g->m, trans_b));
-    ir_op_set_attr(g->m, op, "alpha", ir_attr_float(g->m, alpha));
-    ir_op_set_attr(g->m, op, "beta", ir_attr_float(g->m, c ? beta : 0.0));
-    return op->results;
+    return gb_emit_attrs(g, OP_G_MATMUL, ops, n, rt, &attrs, loc)->results;
 }
 
 /* ------------------------------------------------------------ reduce, softmax */
@@ -364,31 +342,24 @@ Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, const in
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!m || ax[m - 1] != ax[i]) ax[m++] = ax[i];
-    GbDim dims[8];
-    int r = 0;
-    for (int i = 0, k = 0; i < rank; i++) {
-        bool reduced = k < m && ax[k] == i;
-        k += reduced;
-        if (reduced && !keepdims) continue;
-        if (reduced) dims[r++] = (GbDim){.lit = 1};
-        else gb_make_dim(g, gb_dim(g, x->type, i), &dims[r++]);
-    }
-    Op *op = gb_emit(g, OP_G_REDUCE, &x, 1, gb_tensor(g, x->type->elem, r, dims), loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind));
-    ir_op_set_attr(g->m, op, "axes", gb_ints(g, ax, m));
-    ir_op_set_attr(g->m, op, "keepdims", ir_attr_bool(g->m, keepdims));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "kind", ir_attr_string(g->m, kind));
+    gb_attr(&at, "axes", gb_ints(g, ax, m));
+    gb_attr(&at, "keepdims", ir_attr_bool(g->m, keepdims));
+    Op *op = gb_emit_rule(g, OP_G_REDUCE, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d) {
     const char *name = log ? "log_softmax" : "softmax";
     if (!gb_operands(g, loc, name, &x, 1)) return NULL;
     if (!rank_is(g, loc, name, "the input", x, 1, 8) || !norm_axis(g, loc, name, x, &axis, x->type->rank)) return NULL;
-    Op *op = gb_emit(g, OP_G_SOFTMAX, &x, 1, x->type, loc);
-    ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
-    ir_op_set_attr(g->m, op, "log", ir_attr_bool(g->m, log));
-    ir_op_set_attr(g->m, op, "coerce_2d", ir_attr_bool(g->m, coerce_2d));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "axis", ir_attr_int(g->m, axis));
+    gb_attr(&at, "log", ir_attr_bool(g->m, log));
+    gb_attr(&at, "coerce_2d", ir_attr_bool(g->m, coerce_2d));
+    Op *op = gb_emit_rule(g, OP_G_SOFTMAX, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ pooling */
@@ -409,29 +380,24 @@ Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a) {
             return NULL;
         }
     }
-    GbDim dims[4];
-    gb_make_dim(g, gb_dim(g, x->type, 0), &dims[0]);
-    gb_make_dim(g, gb_dim(g, x->type, 1), &dims[1]);
-    const char *which[2] = {"height", "width"};
-    for (int i = 0; i < 2; i++) {
-        const ShapeExpr *o = window_out(g, gb_dim(g, x->type, 2 + i), a->padding[i], a->padding[i + 2], a->dilation[i],
-                                        lit(g, a->kernel[i]), a->stride[i], a->ceil_mode);
-        if (!gb_make_dim(g, o, &dims[2 + i])) {
-            gb_error(g, loc, "%s: the output %s of %s would be %lld (kernel %d, padding %d + %d, dilation %d)", name,
-                     which[i], T(x), (long long)dims[2 + i].lit, a->kernel[i], a->padding[i], a->padding[i + 2],
-                     a->dilation[i]);
-            return NULL;
-        }
+    GbAttrs at = {0};
+    gb_attr(&at, "kind", ir_attr_string(g->m, graph_kind(a->max ? GK_MAXPOOL : GK_AVGPOOL)->name));
+    gb_attr(&at, "kernel", gb_ints(g, a->kernel, 2));
+    gb_attr(&at, "stride", gb_ints(g, a->stride, 2));
+    gb_attr(&at, "padding", gb_ints(g, a->padding, 4));
+    gb_attr(&at, "dilation", gb_ints(g, a->dilation, 2));
+    gb_attr(&at, "ceil_mode", ir_attr_bool(g->m, a->ceil_mode));
+    gb_attr(&at, "count_include_pad", ir_attr_bool(g->m, a->count_include_pad));
+    int bad = -1;
+    int64_t lit = 0;
+    Op *op = gb_emit_rule(g, OP_G_POOL, &x, 1, &at, loc, &bad, &lit);
+    if (!op && bad >= 2) {
+        int i = bad - 2;
+        gb_error(g, loc, "%s: the output %s of %s would be %lld (kernel %d, padding %d + %d, dilation %d)", name,
+                 i ? "width" : "height", T(x), (long long)lit, a->kernel[i], a->padding[i], a->padding[i + 2],
+                 a->dilation[i]);
     }
-    Op *op = gb_emit(g, OP_G_POOL, &x, 1, gb_tensor(g, x->type->elem, 4, dims), loc);
-    ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, graph_kind(a->max ? GK_MAXPOOL : GK_AVGPOOL)->name));
-    ir_op_set_attr(g->m, op, "kernel", gb_ints(g, a->kernel, 2));
-    ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
-    ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));
-    ir_op_set_attr(g->m, op, "dilation", gb_ints(g, a->dilation, 2));
-    ir_op_set_attr(g->m, op, "ceil_mode", ir_attr_bool(g->m, a->ceil_mode));
-    ir_op_set_attr(g->m, op, "count_include_pad", ir_attr_bool(g->m, a->count_include_pad));
-    return op->results;
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ views */

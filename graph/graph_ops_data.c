@@ -21,7 +21,6 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
         return NULL;
     }
     if (axis < 0) axis += rank;
-    const ShapeExpr *len = NULL;
     for (int i = 0; i < n; i++) {
         if (xs[i]->type->rank != rank) {
             gb_error(g, loc, "cannot concatenate %s and %s: the ranks differ", T(xs[0]), T(xs[i]));
@@ -36,15 +35,11 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
                 return NULL;
             }
         }
-        const ShapeExpr *di = gb_dim(g, xs[i]->type, axis);
-        len = len ? sx_bin(g->tmp, SX_ADD, len, di) : di;
     }
-    GbDim dims[8];
-    for (int d = 0; d < rank; d++)
-        gb_make_dim(g, d == axis ? sx_simplify(g->tmp, len) : gb_dim(g, xs[0]->type, d), &dims[d]);
-    Op *op = gb_emit(g, OP_G_CONCAT, xs, n, gb_tensor(g, xs[0]->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "axis", ir_attr_int(g->m, axis));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "axis", ir_attr_int(g->m, axis));
+    Op *op = gb_emit_rule(g, OP_G_CONCAT, xs, n, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n) {
@@ -55,18 +50,17 @@ Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int 
         return NULL;
     }
     bool seen[8] = {false};
-    GbDim dims[8];
     for (int i = 0; i < n; i++) {
         if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
             gb_error(g, loc, "transpose: perm is not a permutation of the axes of %s", T(x));
             return NULL;
         }
         seen[perm[i]] = true;
-        gb_make_dim(g, gb_dim(g, x->type, perm[i]), &dims[i]);
     }
-    Op *op = gb_emit(g, OP_G_TRANSPOSE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "perm", gb_ints(g, perm, n));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "perm", gb_ints(g, perm, n));
+    Op *op = gb_emit_rule(g, OP_G_TRANSPOSE, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
@@ -113,7 +107,6 @@ Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const in
         gb_error(g, loc, "pad: the value must be finite, got %g", value);
         return NULL;
     }
-    GbDim dims[6];
     int b[6], e[6];
     for (int i = 0; i < rank; i++) {
         if (before[i] < 0 || after[i] < 0 || before[i] > 1 << 20 || after[i] > 1 << 20) {
@@ -122,10 +115,7 @@ Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const in
             return NULL;
         }
         b[i] = (int)before[i], e[i] = (int)after[i];
-        if (!b[i] && !e[i]) {
-            gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
-            continue;
-        }
+        if (!b[i] && !e[i]) continue;
         int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
         if (d < 0) {
             gb_error(g, loc, "pad: dim %d of %s is padded, so it must be a literal", i, T(x));
@@ -136,12 +126,12 @@ Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const in
                      (long long)d, b[i], e[i]);
             return NULL;
         }
-        dims[i] = (GbDim){.lit = d + b[i] + e[i]};
     }
-    Op *op = gb_emit(g, OP_G_PAD, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "mode", ir_attr_string(g->m, graph_pad_modes()[mode]));
-    ir_op_set_attr(g->m, op, "before", gb_ints(g, b, rank));
-    ir_op_set_attr(g->m, op, "after", gb_ints(g, e, rank));
-    ir_op_set_attr(g->m, op, "value", ir_attr_float(g->m, value));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "mode", ir_attr_string(g->m, graph_pad_modes()[mode]));
+    gb_attr(&at, "before", gb_ints(g, b, rank));
+    gb_attr(&at, "after", gb_ints(g, e, rank));
+    gb_attr(&at, "value", ir_attr_float(g->m, value));
+    Op *op = gb_emit_rule(g, OP_G_PAD, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }

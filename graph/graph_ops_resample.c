@@ -95,26 +95,19 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
                  name, T(w), T(bias), gb_dim_text(g, K), gb_dim_text(g, gb_dim(g, bias->type, 0)));
         return NULL;
     }
-    GbDim dims[4];
-    gb_make_dim(g, gb_dim(g, x->type, 0), &dims[0]);
-    gb_make_dim(g, K, &dims[1]);
-    for (int i = 0; i < 2; i++) {
-        /* (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1 */
-        const ShapeExpr *in = gb_dim(g, x->type, 2 + i), *k = gb_dim(g, w->type, 2 + i);
-        int64_t c = 1 + a->output_padding[i] - (int64_t)a->padding[i] - a->padding[i + 2] - a->stride[i] - a->dilation[i];
-        const ShapeExpr *o = sx_bin(g->tmp, SX_ADD, sx_bin(g->tmp, SX_MUL, in, lit(g, a->stride[i])),
-                                    sx_bin(g->tmp, SX_ADD, sx_bin(g->tmp, SX_MUL, k, lit(g, a->dilation[i])), lit(g, c)));
-        if (!gb_make_dim(g, sx_simplify(g->tmp, o), &dims[2 + i])) {
-            gb_error(g, loc, "%s: the output %s of %s with weight %s would be %lld (padding %d + %d)", name,
-                     i ? "width" : "height", T(x), T(w), (long long)dims[2 + i].lit, a->padding[i], a->padding[i + 2]);
-            return NULL;
-        }
+    GbAttrs at = {0};
+    gb_attr(&at, "stride", gb_ints(g, a->stride, 2));
+    gb_attr(&at, "padding", gb_ints(g, a->padding, 4));
+    gb_attr(&at, "output_padding", gb_ints(g, a->output_padding, 2));
+    gb_attr(&at, "dilation", gb_ints(g, a->dilation, 2));
+    gb_attr(&at, "groups", ir_attr_int(g->m, a->groups));
+    int bad = -1;
+    int64_t out = 0;
+    Op *op = gb_emit_rule(g, OP_G_CONV_TRANSPOSE, ops, n, &at, loc, &bad, &out);
+    if (!op && bad >= 2) {
+        int i = bad - 2;
+        gb_error(g, loc, "%s: the output %s of %s with weight %s would be %lld (padding %d + %d)", name,
+                 i ? "width" : "height", T(x), T(w), (long long)out, a->padding[i], a->padding[i + 2]);
     }
-    Op *op = gb_emit(g, OP_G_CONV_TRANSPOSE, ops, n, gb_tensor(g, x->type->elem, 4, dims), loc);
-    ir_op_set_attr(g->m, op, "stride", gb_ints(g, a->stride, 2));
-    ir_op_set_attr(g->m, op, "padding", gb_ints(g, a->padding, 4));
-    ir_op_set_attr(g->m, op, "output_padding", gb_ints(g, a->output_padding, 2));
-    ir_op_set_attr(g->m, op, "dilation", gb_ints(g, a->dilation, 2));
-    ir_op_set_attr(g->m, op, "groups", ir_attr_int(g->m, a->groups));
-    return op->results;
+    return op ? op->results : NULL;
 }

@@ -1,6 +1,7 @@
 /* The C view of ir/graph_ops.def (graph_kinds.h): the rows as arrays, and the lookups. */
 #include <string.h>
 #include "graph_kinds.h"
+#include "graph_resize.h"
 
 #define GK_CLASS_OF_UNARY GK_CLASS_UNARY
 #define GK_CLASS_OF_BINARY GK_CLASS_BINARY
@@ -168,4 +169,85 @@ const char *graph_op_std(OpKind k) {
 #include "graph_ops.def"
     default: return NULL;
     }
+}
+
+/* ------------------------------------------------------------ attributes and parameters */
+
+static const char *const layouts[] = {"NCHW", "NHWC", NULL};
+static const char *const gelu_approx[] = {"none", "tanh", NULL}; /* PyTorch's approximate= */
+
+const char *const *graph_names(GraphNames n, OpKind op) {
+    static const char *const none[] = {NULL};
+    switch (n) {
+    case GN_KIND: {
+        int cls = graph_kind_class_of(op);
+        return cls < 0 ? none : graph_kind_names((GraphKindClass)cls);
+    }
+    case GN_LAYOUTS: return layouts;
+    case GN_GELU_APPROX: return gelu_approx;
+    case GN_RESIZE_MODES: return graph_resize_modes();
+    case GN_RESIZE_COORDS: return graph_resize_coords();
+    case GN_RESIZE_ROUNDS: return graph_resize_rounds();
+    case GN_PAD_MODES: return graph_pad_modes();
+    default: return none;
+    }
+}
+
+/* The column sentinels of graph_ops.def, for the two row kinds below only. */
+#define NOMIN GRAPH_NOMIN
+#define NOMAX GRAPH_NOMAX
+#define AXIS GRAPH_AXIS
+#define POS GRAPH_POS
+#define ANY GRAPH_LEN_ANY
+#define RANK GRAPH_LEN_RANK
+#define REQ ((const char *)0)
+#define OPT ""
+static const GraphAttr attr_rows[] = {
+#define GRAPH_ATTR(OP, NAME, KIND, NEED, LEN, MIN, MAX, NAMES) \
+    {OP_##OP, #NAME, GA_##KIND, NEED_##NEED, LEN, MIN, MAX, GN_##NAMES},
+#define NEED_REQ false
+#define NEED_OPT true
+#include "graph_ops.def"
+#undef NEED_REQ
+#undef NEED_OPT
+};
+static const GraphParam param_rows[] = {
+#define GRAPH_PARAM(SRC, NAME, KIND, DEFAULT, MIN, MAX, NAMES) {#SRC, #NAME, GP_##KIND, DEFAULT, MIN, MAX, GN_##NAMES},
+#include "graph_ops.def"
+};
+#undef NOMIN
+#undef NOMAX
+#undef AXIS
+#undef POS
+#undef ANY
+#undef RANK
+#undef REQ
+#undef OPT
+enum { NATTR_ROWS = sizeof attr_rows / sizeof attr_rows[0], NPARAM_ROWS = sizeof param_rows / sizeof param_rows[0] };
+
+const GraphAttr *graph_attr_rows(int *n) {
+    *n = NATTR_ROWS;
+    return attr_rows;
+}
+
+const GraphAttr *graph_attr_find(OpKind op, const char *name) {
+    for (int i = 0; name && i < NATTR_ROWS; i++)
+        if (attr_rows[i].op == op && !strcmp(attr_rows[i].name, name)) return &attr_rows[i];
+    return NULL;
+}
+
+int graph_src_params(const char *src, const GraphParam **out, int max) {
+    int n = 0;
+    for (int i = 0; src && i < NPARAM_ROWS; i++)
+        if (!strcmp(param_rows[i].src, src)) {
+            if (n < max) out[n] = &param_rows[i];
+            n++;
+        }
+    return n;
+}
+
+const GraphParam *graph_src_param(const char *src, const char *name) {
+    for (int i = 0; src && name && i < NPARAM_ROWS; i++)
+        if (!strcmp(param_rows[i].src, src) && !strcmp(param_rows[i].name, name)) return &param_rows[i];
+    return NULL;
 }

@@ -64,4 +64,63 @@ const char *graph_op_label(const Op *op);
 /* The index map class and std kernel (NULL: none) of graph IR op k; GRAPH_IMAP_NONE / NULL for other ops. */
 GraphImap graph_op_imap(OpKind k);
 const char *graph_op_std(OpKind k);
+/* ------------------------------------------------------------ attributes and parameters (graph_ops.def) */
+
+/* The named choices an attribute or a parameter takes (graph_ops.def's NAMES column). */
+typedef enum GraphNames {
+    GN_NONE,
+    GN_KIND,          /* the kinds of the op's class (graph.unary: relu, ...) */
+    GN_LAYOUTS,       /* NCHW, NHWC */
+    GN_GELU_APPROX,   /* none (erf), tanh */
+    GN_RESIZE_MODES,  /* graph_resize.h */
+    GN_RESIZE_COORDS,
+    GN_RESIZE_ROUNDS,
+    GN_PAD_MODES,
+} GraphNames;
+/* The names of n, NULL-terminated (static storage); op says whose kinds GN_KIND means (NULL for others). */
+const char *const *graph_names(GraphNames n, OpKind op);
+
+/* Range sentinels of the MIN/MAX columns: no bound, operand 0's rank - 1 (an axis), greater than 0 (the
+ * smallest positive double: x >= it exactly when x > 0). */
+#define GRAPH_NOMIN (-1e300)
+#define GRAPH_NOMAX 1e300
+#define GRAPH_AXIS 2e300
+#define GRAPH_POS 0x1p-1074
+/* Length sentinels of GRAPH_ATTR's LEN column: one or more items, operand 0's rank. */
+#define GRAPH_LEN_ANY (-1)
+#define GRAPH_LEN_RANK (-2)
+
+typedef enum GraphAttrKind { GA_INT, GA_FLOAT, GA_BOOL, GA_INTS, GA_FLOATS, GA_STRING, GA_SYMBOL, GA_ARGS } GraphAttrKind;
+
+/* A GRAPH_ATTR row: attribute `name` of graph IR op `op`. */
+typedef struct GraphAttr {
+    OpKind op;
+    const char *name;
+    GraphAttrKind kind;
+    bool opt;          /* may be absent */
+    int len;           /* lists: a length, GRAPH_LEN_ANY or GRAPH_LEN_RANK */
+    double min, max;   /* per integer or float; sentinels above */
+    GraphNames names;  /* GA_STRING */
+} GraphAttr;
+/* All GRAPH_ATTR rows in table order (*n of them; static storage). */
+const GraphAttr *graph_attr_rows(int *n);
+/* Op kind's attribute row `name`, or NULL. */
+const GraphAttr *graph_attr_find(OpKind op, const char *name);
+
+typedef enum GraphParamKind {
+    GP_TENSOR, GP_TENSOR_NUM /* a tensor or a compile-time number */, GP_INT, GP_PAIR, GP_PAD, GP_FLOAT, GP_BOOL, GP_INTS, GP_FLOATS, GP_IDENT, GP_DIMS
+} GraphParamKind;
+
+/* A GRAPH_PARAM row: parameter `name` of the .tile graph op `src` (SPEC 9). */
+typedef struct GraphParam {
+    const char *src, *name;
+    GraphParamKind kind;
+    const char *dflt;  /* NULL: required; "": optional without a default; else the .tile text of the default */
+    double min, max;   /* per integer (list item) or number; GRAPH_NOMIN / GRAPH_NOMAX / GRAPH_POS */
+    GraphNames names;  /* GP_IDENT */
+} GraphParam;
+/* The parameters of .tile graph op src in call order: up to max of them into out; returns how many it has. */
+int graph_src_params(const char *src, const GraphParam **out, int max);
+/* Parameter `name` of src, or NULL. */
+const GraphParam *graph_src_param(const char *src, const char *name);
 #endif

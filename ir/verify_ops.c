@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "graph_kinds.h"
 #include "graph_resize.h"
+#include "graph_shape.h"
 
 #define ERR(...) ir_verr(v, op, __VA_ARGS__)
 #define T(t) ir_vtype(v, (t))
@@ -587,32 +588,88 @@ static bool kind_attr(Verifier *v, Op *op, const char *name, AttrKind k, const c
     return false;
 }
 
-/* An array of n integers >= lo (n < 0: any length >= 1) in `name`. */
-static bool ints_attr(Verifier *v, Op *op, const char *name, int n, int64_t lo) {
+/* An array of n integers in [lo, hi] (n < 0: any length >= 1) in `name`. */
+static bool ints_attr(Verifier *v, Op *op, const char *name, int n, int64_t lo, int64_t hi) {
     const Attr *a = ir_op_attr(op, name);
     bool ok = attr_is(a, ATTR_ARRAY) && (n < 0 ? a->n >= 1 : a->n == n);
     for (int i = 0; ok && i < a->n; i++) ok = attr_is(a->items[i], ATTR_INT) && a->items[i]->i >= lo;
     if (!ok) {
         if (n < 0) ERR("'%s' needs an attribute '%s': a list of integers >= %lld", NAME, name, (long long)lo);
         else ERR("'%s' needs an attribute '%s': a list of %d integers >= %lld", NAME, name, n, (long long)lo);
+        return false;
     }
-    return ok;
+    for (int i = 0; i < a->n; i++)
+        if (a->items[i]->i > hi) {
+            ERR("'%s' attribute '%s' item %d = %lld is out of range [%lld, %lld]", NAME, name, i,
+                (long long)a->items[i]->i, (long long)lo, (long long)hi);
+            return false;
+        }
+    return true;
 }
 
-/* graph.resize: rank 2..4 (the last two dims resampled), its names from graph_resize.h, two positive scales. */
-static void check_resize(Verifier *v, Op *op) {
-    if (OPND(0)->rank < 2 || OPND(0)->rank > 4) {
-        ERR("'%s' needs an operand of rank 2 to 4, got %s", NAME, T(OPND(0)));
-        return;
+/* A number's bound from a MIN/MAX column (graph_kinds.h's sentinels) clamped to an int32 attribute's range. */
+static int64_t int_bound(double b, int64_t axis_max, bool is_max) {
+    if (b == GRAPH_AXIS) return axis_max;
+    if (b <= GRAPH_NOMIN || b < INT32_MIN) return INT32_MIN;
+    if (b >= GRAPH_NOMAX || b > INT32_MAX) return INT32_MAX;
+    return is_max ? (int64_t)floor(b) : (int64_t)ceil(b);
+}
+
+/* A float in [lo, hi] (each bound optional: a bounded float must be finite). */
+static bool float_in(double f, double lo, double hi) {
+    bool bounded = lo > GRAPH_NOMIN || hi < GRAPH_NOMAX;
+    return !bounded || (isfinite(f) && f >= lo && f <= hi);
+}
+
+static const char *float_range_text(Verifier *v, double lo, double hi) {
+    if (lo == GRAPH_POS) return hi < GRAPH_NOMAX ? arena_printf(v->m->arena, " in (0, %g]", hi) : " > 0";
+    if (lo > GRAPH_NOMIN && hi < GRAPH_NOMAX) return arena_printf(v->m->arena, " in [%g, %g]", lo, hi);
+    if (lo > GRAPH_NOMIN) return arena_printf(v->m->arena, " >= %g (finite)", lo);
+    if (hi < GRAPH_NOMAX) return arena_printf(v->m->arena, " <= %g (finite)", hi);
+    return "";
+}
+
+/* One GRAPH_ATTR row of ir/graph_ops.def checked on op: present (unless optional), of its kind, its length and
+ * range. Reports the first violation and returns false. */
+static bool attr_row_ok(Verifier *v, Op *op, const GraphAttr *r) {
+    const Attr *a = ir_op_attr(op, r->name);
+    if (!a && r->opt) return true;
+    int rank = op->num_operands ? OPND(0)->rank : 0;
+    int64_t ilo = int_bound(r->min, rank - 1, false), ihi = int_bound(r->max, rank - 1, true);
+    int len = r->len == GRAPH_LEN_RANK ? rank : r->len;
+    switch (r->kind) {
+    case GA_INT: return int_attr_in(v, op, r->name, ilo, ihi, NULL);
+    case GA_BOOL: return kind_attr(v, op, r->name, ATTR_BOOL, "a bool");
+    case GA_SYMBOL: return kind_attr(v, op, r->name, ATTR_SYMBOL, "a symbol (@name)");
+    case GA_ARGS: return kind_attr(v, op, r->name, ATTR_ARRAY, "an array");
+    case GA_STRING: return enum_attr(v, op, r->name, graph_names(r->names, op->kind));
+    case GA_INTS: return ints_attr(v, op, r->name, len, ilo, ihi);
+    case GA_FLOAT:
+        if (!attr_is(a, ATTR_FLOAT) || !float_in(a->f, r->min, r->max)) {
+            ERR("'%s' needs a float attribute '%s'%s", NAME, r->name, float_range_text(v, r->min, r->max));
+            return false;
+        }
+        return true;
+    case GA_FLOATS: {
+        bool ok = attr_is(a, ATTR_ARRAY) && (len < 0 ? a->n >= 1 : a->n == len);
+        for (int i = 0; ok && i < a->n; i++) ok = attr_is(a->items[i], ATTR_FLOAT) && float_in(a->items[i]->f, r->min, r->max);
+        if (!ok) {
+            const char *range = r->min == GRAPH_POS && r->max >= GRAPH_NOMAX ? "positive " : "";
+            const char *rest = *range ? "" : float_range_text(v, r->min, r->max);
+            if (len < 0) ERR("'%s' needs an attribute '%s': a list of %sfloats%s", NAME, r->name, range, rest);
+            else ERR("'%s' needs an attribute '%s': a list of %d %sfloats%s", NAME, r->name, len, range, rest);
+        }
+        return ok;
     }
-    if (!enum_attr(v, op, "mode", graph_resize_modes()) || !enum_attr(v, op, "coord", graph_resize_coords())) return;
+    }
+    return true;
+}
+
+/* graph.resize: nearest mode names its rounding (the rows check the names and the scales). */
+static void check_resize(Verifier *v, Op *op) {
     const char *mode = ir_op_attr_str(op, "mode");
-    if (!strcmp(mode, graph_resize_modes()[GRAPH_RESIZE_NEAREST]) && !enum_attr(v, op, "nearest_mode", graph_resize_rounds()))
-        return;
-    const Attr *a = ir_op_attr(op, "scales");
-    bool ok = attr_is(a, ATTR_ARRAY) && a->n == 2;
-    for (int i = 0; ok && i < 2; i++) ok = attr_is(a->items[i], ATTR_FLOAT) && a->items[i]->f > 0;
-    if (!ok) ERR("'%s' needs an attribute 'scales': a list of 2 positive floats", NAME);
+    if (!strcmp(mode, graph_resize_modes()[GRAPH_RESIZE_NEAREST]) && !ir_op_attr(op, "nearest_mode"))
+        enum_attr(v, op, "nearest_mode", graph_resize_rounds());
 }
 
 static bool rank_of(Verifier *v, Op *op, const Type *t, const char *what, int lo, int hi) {
@@ -644,9 +701,6 @@ static void check_bn_fold(Verifier *v, Op *op) {
             ERR("'%s' operand #%d %s does not have dim 0 of operand #0 %s", NAME, i, T(OPND(i)), T(OPND(0)));
             return;
         }
-    const Attr *eps = ir_op_attr(op, "eps");
-    if (!attr_is(eps, ATTR_FLOAT) || !(eps->f >= 0) || eps->f > 1e300)
-        ERR("'%s' needs a float attribute 'eps' >= 0 (finite)", NAME);
 }
 
 /* graph.map %t... {fn = @f, args = [...]}: f a device function on f32 scalars returning one f32; args one
@@ -689,8 +743,7 @@ static void check_map(Verifier *v, Op *op) {
 
 /* graph.binary %a, %b {kind}, or with one operand and a number on the other side: {kind, lhs = c}
  * computes c OP a, {kind, rhs = c} computes a OP c (a finite f32 constant). */
-static void check_binary(Verifier *v, Op *op, const char *const *kinds) {
-    if (!enum_attr(v, op, "kind", kinds)) return;
+static void check_binary(Verifier *v, Op *op) {
     const Attr *lhs = ir_op_attr(op, "lhs"), *rhs = ir_op_attr(op, "rhs"), *c = lhs ? lhs : rhs;
     if (op->num_operands == 2) {
         if (c) ERR("'%s' with two operands takes no '%s' attribute", NAME, lhs ? "lhs" : "rhs");
@@ -713,8 +766,6 @@ static bool is_float_tensor(const Type *t) {
 }
 
 static void check_bool_op(Verifier *v, Op *op) {
-    int cls = graph_kind_class_of(op->kind);
-    if (cls >= 0 && !enum_attr(v, op, "kind", graph_kind_names((GraphKindClass)cls))) return;
     int first_value = op->kind == OP_G_WHERE ? 1 : 0;
     if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC) {
         if (RES(0)->elem->kind != TY_I1) ERR("'%s' result must be a bool (i1) tensor, got %s", NAME, T(RES(0)));
@@ -751,64 +802,33 @@ static void check_bool_op(Verifier *v, Op *op) {
         ERR("'%s' operand #1 has element type %s, the result %s", NAME, T(OPND(1)->elem), T(RES(0)->elem));
 }
 
-static void check_graph(Verifier *v, Op *op) {
-    const char *const *unary = graph_kind_names(GK_CLASS_UNARY), *const *binary = graph_kind_names(GK_CLASS_BINARY);
-    const char *const *reduce = graph_kind_names(GK_CLASS_REDUCE), *const *pool = graph_kind_names(GK_CLASS_POOL);
-    static const char *const layouts[] = {"NCHW", "NHWC", NULL};
-    for (int i = 0; i < op->num_operands; i++)
-        if (OPND(i)->kind != TY_TENSOR) {
-            ERR("'%s' operand #%d must be a tensor, got %s", NAME, i, T(OPND(i)));
-            return;
-        }
-    if (RES(0)->kind != TY_TENSOR) {
-        ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
-        return;
-    }
-    if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
-        check_bool_op(v, op);
-        return;
-    }
-    /* Bool tensors are the operands of compare, logic and where only (and the views of reshape). */
-    if (op->kind != OP_G_RESHAPE && RES(0)->elem->kind == TY_I1) {
-        ERR("'%s' takes no bool tensors (only graph.compare, graph.logic and graph.where do), got %s", NAME,
-            T(RES(0)));
-        return;
-    }
-    for (int i = 0; i < op->num_operands; i++)
-        if (OPND(i)->elem != RES(0)->elem) {
-            ERR("'%s' operand #%d has element type %s, the result %s", NAME, i, T(OPND(i)->elem), T(RES(0)->elem));
-            return;
-        }
+/* The operand ranks a graph op needs before its attributes can be read (its shape rule states the rest). */
+static bool graph_operand_ranks(Verifier *v, Op *op) {
     switch (op->kind) {
     case OP_G_CONV2D:
-        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, OPND(1), "weight", 4, 4) ||
-            (op->num_operands == 3 && !rank_of(v, op, OPND(2), "bias", 1, 1)) || !rank_of(v, op, RES(0), "result", 4, 4))
-            return;
-        if (ints_attr(v, op, "stride", 2, 1) && ints_attr(v, op, "padding", 4, 0) && ints_attr(v, op, "dilation", 2, 1) &&
-            int_attr_in(v, op, "groups", 1, INT32_MAX, NULL))
-            enum_attr(v, op, "layout", layouts);
-        break;
+        return rank_of(v, op, OPND(0), "input", 4, 4) && rank_of(v, op, OPND(1), "weight", 4, 4) &&
+               (op->num_operands < 3 || rank_of(v, op, OPND(2), "bias", 1, 1)) && rank_of(v, op, RES(0), "result", 4, 4);
     case OP_G_BATCH_NORM:
-        if (!rank_of(v, op, OPND(0), "input", 2, 8)) return;
+        if (!rank_of(v, op, OPND(0), "input", 2, 8)) return false;
         for (int i = 1; i < 5; i++)
-            if (!rank_of(v, op, OPND(i), "statistics operand", 1, 1)) return;
-        kind_attr(v, op, "eps", ATTR_FLOAT, "a float");
-        break;
-    case OP_G_UNARY:
-        if (enum_attr(v, op, "kind", unary) && kind_attr(v, op, "alpha", ATTR_FLOAT, "a float"))
-            kind_attr(v, op, "beta", ATTR_FLOAT, "a float");
-        break;
-    case OP_G_BINARY: check_binary(v, op, binary); break;
-    case OP_G_MATMUL:
-        if (!rank_of(v, op, OPND(0), "a", 2, 4) || !rank_of(v, op, OPND(1), "b", 2, 4)) return;
-        if (kind_attr(v, op, "trans_a", ATTR_BOOL, "a bool") && kind_attr(v, op, "trans_b", ATTR_BOOL, "a bool") &&
-            kind_attr(v, op, "alpha", ATTR_FLOAT, "a float"))
-            kind_attr(v, op, "beta", ATTR_FLOAT, "a float");
-        break;
+            if (!rank_of(v, op, OPND(i), "statistics operand", 1, 1)) return false;
+        return true;
+    case OP_G_MATMUL: return rank_of(v, op, OPND(0), "a", 2, 4) && rank_of(v, op, OPND(1), "b", 2, 4);
+    case OP_G_POOL: return rank_of(v, op, OPND(0), "input", 4, 4) && rank_of(v, op, RES(0), "result", 4, 4);
+    case OP_G_CONV_TRANSPOSE: return rank_of(v, op, OPND(0), "input", 4, 4) && rank_of(v, op, OPND(1), "weight", 4, 4);
+    case OP_G_RESIZE:
+        if (OPND(0)->rank >= 2 && OPND(0)->rank <= 4) return true;
+        ERR("'%s' needs an operand of rank 2 to 4, got %s", NAME, T(OPND(0)));
+        return false;
+    default: return true;
+    }
+}
+
+/* What the GRAPH_ATTR rows cannot state: relations between attributes and operands. */
+static void check_graph_relations(Verifier *v, Op *op) {
+    switch (op->kind) {
+    case OP_G_BINARY: check_binary(v, op); break;
     case OP_G_REDUCE: {
-        if (!enum_attr(v, op, "kind", reduce) || !ints_attr(v, op, "axes", -1, 0) ||
-            !kind_attr(v, op, "keepdims", ATTR_BOOL, "a bool"))
-            return;
         const Attr *axes = ir_op_attr(op, "axes");
         for (int i = 0; i < axes->n; i++)
             if (axes->items[i]->i >= OPND(0)->rank || (i && axes->items[i]->i <= axes->items[i - 1]->i)) {
@@ -817,26 +837,10 @@ static void check_graph(Verifier *v, Op *op) {
             }
         break;
     }
-    case OP_G_SOFTMAX:
-        if (int_attr_in(v, op, "axis", 0, OPND(0)->rank - 1, NULL) && kind_attr(v, op, "log", ATTR_BOOL, "a bool"))
-            kind_attr(v, op, "coerce_2d", ATTR_BOOL, "a bool");
-        break;
-    case OP_G_POOL:
-        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, RES(0), "result", 4, 4)) return;
-        if (enum_attr(v, op, "kind", pool) && ints_attr(v, op, "kernel", 2, 1) && ints_attr(v, op, "stride", 2, 1) &&
-            ints_attr(v, op, "padding", 4, 0) && ints_attr(v, op, "dilation", 2, 1) &&
-            kind_attr(v, op, "ceil_mode", ATTR_BOOL, "a bool"))
-            kind_attr(v, op, "count_include_pad", ATTR_BOOL, "a bool");
-        break;
     case OP_G_BN_FOLD_W:
     case OP_G_BN_FOLD_B: check_bn_fold(v, op); break;
     case OP_G_MAP: check_map(v, op); break;
-    case OP_G_CONCAT: int_attr_in(v, op, "axis", 0, RES(0)->rank - 1, NULL); break;
-    case OP_G_SLICE:
-        if (ints_attr(v, op, "starts", OPND(0)->rank, 0)) ints_attr(v, op, "steps", OPND(0)->rank, INT32_MIN);
-        break;
     case OP_G_TRANSPOSE: {
-        if (!ints_attr(v, op, "perm", OPND(0)->rank, 0)) return;
         const Attr *p = ir_op_attr(op, "perm");
         bool seen[8] = {false};
         for (int i = 0; i < p->n; i++) {
@@ -850,19 +854,104 @@ static void check_graph(Verifier *v, Op *op) {
         break;
     }
     case OP_G_RESIZE: check_resize(v, op); break;
-    case OP_G_PAD:
-        if (enum_attr(v, op, "mode", graph_pad_modes()) && ints_attr(v, op, "before", OPND(0)->rank, 0) &&
-            ints_attr(v, op, "after", OPND(0)->rank, 0))
-            kind_attr(v, op, "value", ATTR_FLOAT, "a float");
-        break;
-    case OP_G_CONV_TRANSPOSE:
-        if (!rank_of(v, op, OPND(0), "input", 4, 4) || !rank_of(v, op, OPND(1), "weight", 4, 4)) return;
-        if (ints_attr(v, op, "stride", 2, 1) && ints_attr(v, op, "padding", 4, 0) &&
-            ints_attr(v, op, "output_padding", 2, 0) && ints_attr(v, op, "dilation", 2, 1))
-            int_attr_in(v, op, "groups", 1, INT32_MAX, NULL);
-        break;
-    default: break; /* graph.reshape: no attributes */
+    default: break;
     }
+}
+
+/* Expands the derived symbols of the function's shape_defs ("_d0 = (H+1)/2") into expressions over its argument
+ * symbols, for comparing a result type with its shape rule. `budget` bounds the expansions (hostile defs that
+ * refer to each other stay cheap): past it a symbol is left as it is, and the comparison is taken as undecided. */
+typedef struct DefsCtx {
+    const Func *f;
+    Arena *a;
+    int budget;
+} DefsCtx;
+
+static const ShapeExpr *expand_def(void *ctx, const char *sym) {
+    DefsCtx *c = ctx;
+    const Attr *defs = c->f ? ir_func_attr(c->f, "shape_defs") : NULL;
+    if (!defs || defs->kind != ATTR_ARRAY || c->budget <= 0) return NULL;
+    size_t n = strlen(sym);
+    for (int i = 0; i < defs->n; i++) {
+        const Attr *d = defs->items[i];
+        if (d->kind != ATTR_STRING || strncmp(d->s, sym, n) || strncmp(d->s + n, " = ", 3)) continue;
+        const ShapeExpr *e = sx_parse(c->a, d->s + n + 3, NULL, 0);
+        c->budget--;
+        return e ? sx_subst(c->a, e, expand_def, c) : NULL;
+    }
+    return NULL;
+}
+
+/* The result type against the op's shape rule (ir/graph_shape.h, its GRAPH_SHAPE row): a different rank, or a
+ * dim provably different from the rule's (derived symbols expanded), is an error; a dim that cannot be decided
+ * (H vs W) is accepted, as the builder checks such equalities when the graph runs. */
+static void check_graph_shape(Verifier *v, Op *op) {
+    GraphShapeFn rule = graph_shape_fn(op->kind);
+    if (!rule) return;
+    Arena *a = arena_new();
+    const Type **types = arena_calloc(a, (size_t)op->num_operands + 1, sizeof *types);
+    for (int i = 0; i < op->num_operands; i++) types[i] = OPND(i);
+    GraphShapeIn in = {a, types, op->num_operands, op->attrs, op->num_attrs};
+    GraphShapeOut out;
+    const Type *r = RES(0);
+    bool applies = rule(&in, &out); /* false: the operands do not fit it, which the checks above reported */
+    if (applies && out.rank != r->rank) {
+        ERR("'%s' result %s has rank %d, but its shape rule gives rank %d", NAME, T(r), r->rank, out.rank);
+    } else if (applies) {
+        for (int i = 0; i < r->rank; i++) {
+            DefsCtx defs = {v->f, a, 256};
+            const ShapeExpr *want = sx_simplify(a, out.dims[i]), *have = graph_shape_dim(a, r, i);
+            SxCmp c = sx_compare_dims(a, sx_simplify(a, sx_subst(a, want, expand_def, &defs)),
+                                      sx_simplify(a, sx_subst(a, have, expand_def, &defs)));
+            /* A comparison cut short by the budget may hold an unexpanded symbol: undecided, not an error. */
+            if (c == SX_DIFFERENT && defs.budget > 0) {
+                ERR("'%s' result %s disagrees with its shape rule: dim %d is %s, the rule gives %s", NAME, T(r), i,
+                    sx_str(a, have), sx_str(a, want));
+                break;
+            }
+        }
+    }
+    arena_free(a);
+}
+
+static void check_graph(Verifier *v, Op *op) {
+    for (int i = 0; i < op->num_operands; i++)
+        if (OPND(i)->kind != TY_TENSOR) {
+            ERR("'%s' operand #%d must be a tensor, got %s", NAME, i, T(OPND(i)));
+            return;
+        }
+    if (RES(0)->kind != TY_TENSOR) {
+        ERR("'%s' result must be a tensor, got %s", NAME, T(RES(0)));
+        return;
+    }
+    int nrows;
+    const GraphAttr *rows = graph_attr_rows(&nrows);
+    if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
+        for (int i = 0; i < nrows; i++)
+            if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
+        int before = v->errors;
+        check_bool_op(v, op);
+        if (v->errors == before) check_graph_shape(v, op);
+        return;
+    }
+    /* Bool tensors are the operands of compare, logic and where only (and the views of reshape). */
+    if (op->kind != OP_G_RESHAPE && RES(0)->elem->kind == TY_I1) {
+        ERR("'%s' takes no bool tensors (only graph.compare, graph.logic and graph.where do), got %s", NAME,
+            T(RES(0)));
+        return;
+    }
+    for (int i = 0; i < op->num_operands; i++)
+        if (OPND(i)->elem != RES(0)->elem) {
+            ERR("'%s' operand #%d has element type %s, the result %s", NAME, i, T(OPND(i)->elem), T(RES(0)->elem));
+            return;
+        }
+    if (!graph_operand_ranks(v, op)) return;
+    /* Every attribute from its row of ir/graph_ops.def, in table order; the first violation is reported. */
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
+    int before = v->errors;
+    check_graph_relations(v, op);
+    if (v->errors == before) check_graph_shape(v, op);
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */
     if (ir_op_attr(op, "group")) int_attr_in(v, op, "group", 0, INT32_MAX, NULL);
 }

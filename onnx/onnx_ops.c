@@ -145,6 +145,7 @@ static GraphKindId table_kind(OnnxImport *x) { return (GraphKindId)graph_kind_by
 
 /* Relu, Sigmoid, Tanh, Exp, Sqrt, Abs, Neg: the unary kind of the table's row. */
 static void op_table_unary(OnnxImport *x) { unary(x, table_kind(x), 0, 0); }
+/* ONNX's alpha default 0.01 is also the .tile row's (PyTorch's negative_slope). */
 static void op_leaky_relu(OnnxImport *x) { unary(x, GK_LEAKY_RELU, ox_attr_float(x, "alpha", 0.01), 0); }
 
 static void op_hard_sigmoid(OnnxImport *x) {
@@ -381,6 +382,11 @@ typedef struct Spatial {
     int64_t k[2], s[2], d[2], pb[2], pe[2];
 } Spatial;
 
+/* The least value of parameter `name` of .tile graph op `src`: its GRAPH_PARAM row in ir/graph_ops.def, which
+ * states the range the builder accepts (ONNX's attributes of the same meaning share it; their defaults are
+ * ONNX's own, written at each read: they agree with the rows' for these attributes). */
+static int64_t row_min(const char *src, const char *name) { return (int64_t)graph_src_param(src, name)->min; }
+
 static bool read_list(OnnxImport *x, const char *name, int n, int64_t dflt, int64_t lo, int64_t *out) {
     int64_t v[2 * ONNX_MAX_RANK];
     int got = ox_attr_ints(x, name, v, 2 * ONNX_MAX_RANK);
@@ -402,8 +408,10 @@ static bool read_list(OnnxImport *x, const char *name, int n, int64_t dflt, int6
  * dilations, pads and auto_pad. in_dims: the input's spatial dims (-1 when symbolic). */
 static bool spatial_attrs(OnnxImport *x, int nsp, const int64_t *kernel, const int64_t *in_dims, Spatial *sp) {
     int64_t pads[4];
-    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp->k) || !read_list(x, "strides", nsp, 1, 1, sp->s) ||
-        !read_list(x, "dilations", nsp, 1, 1, sp->d) || !read_list(x, "pads", 2 * nsp, 0, 0, pads))
+    if (!read_list(x, "kernel_shape", nsp, -1, row_min("max_pool2d", "kernel_size"), sp->k) ||
+        !read_list(x, "strides", nsp, 1, row_min("conv2d", "stride"), sp->s) ||
+        !read_list(x, "dilations", nsp, 1, row_min("conv2d", "dilation"), sp->d) ||
+        !read_list(x, "pads", 2 * nsp, 0, row_min("conv2d", "padding"), pads))
         return false;
     for (int i = 0; i < nsp; i++) {
         if (kernel && kernel[i] > 0 && sp->k[i] > 0 && kernel[i] != sp->k[i])
@@ -503,7 +511,7 @@ static void op_conv(OnnxImport *x) {
     if (!spatial_attrs(x, nsp, kernel, in, &sp)) return;
     add_pending_pad(&sp, nsp, pend);
     int64_t group = ox_attr_int(x, "group", 1);
-    if (group < 1 || group > (1 << 20)) {
+    if (group < row_min("conv2d", "groups") || group > (1 << 20)) {
         ox_error(x, "malformed model: Conv group=%lld", (long long)group);
         return;
     }
@@ -549,9 +557,11 @@ static void op_conv_transpose(OnnxImport *x) {
     }
     Spatial sp;
     int64_t pads[4];
-    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp.k) || !read_list(x, "strides", nsp, 1, 1, sp.s) ||
-        !read_list(x, "dilations", nsp, 1, 1, sp.d) || !read_list(x, "pads", 2 * nsp, 0, 0, pads) ||
-        !read_list(x, "output_padding", nsp, 0, 0, opad))
+    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp.k) ||
+        !read_list(x, "strides", nsp, 1, row_min("conv_transpose2d", "stride"), sp.s) ||
+        !read_list(x, "dilations", nsp, 1, row_min("conv_transpose2d", "dilation"), sp.d) ||
+        !read_list(x, "pads", 2 * nsp, 0, row_min("conv_transpose2d", "padding"), pads) ||
+        !read_list(x, "output_padding", nsp, 0, row_min("conv_transpose2d", "output_padding"), opad))
         return;
     int nos = ox_attr(x, "output_shape") ? ox_attr_ints(x, "output_shape", oshape, ONNX_MAX_RANK) : 0;
     if (nos < 0) return;
@@ -585,7 +595,7 @@ static void op_conv_transpose(OnnxImport *x) {
         }
     }
     int64_t group = ox_attr_int(x, "group", 1);
-    if (group < 1 || group > (1 << 20)) {
+    if (group < row_min("conv_transpose2d", "groups") || group > (1 << 20)) {
         ox_error(x, "malformed model: ConvTranspose group=%lld", (long long)group);
         return;
     }

@@ -7,7 +7,12 @@ usage: gen_spec_ops.py SOURCE_ROOT            print the generated block
 
 The block sits between the lines BEGIN and END below in lang/SPEC.md (section 9). It lists every
 GRAPH_OP row (the IR op, its index map class, the std kernel that computes it unfused) and every
-GRAPH_KIND row (class, kind, the .tile graph call when SRC = 1, the ONNX op it imports from)."""
+GRAPH_KIND row (class, kind, the .tile graph call when SRC = 1, the ONNX op it imports from).
+
+--check also compares SPEC's hand-written call table (section 9) with the GRAPH_SRC and GRAPH_PARAM rows: every
+.tile graph op of the table has a call `name(...)` in SPEC; every `p = v` that SPEC writes in an op's calls names
+one of its parameters, and v is the row's default where the row has one; and every parameter with a default shows
+it (`p = default`) in the op's calls, unless SPEC writes the call as `name(...)` (the parameters of the op above)."""
 import difflib
 import os
 import re
@@ -35,6 +40,77 @@ def generate(root):
     return "\n".join(out) + "\n"
 
 
+def param_rows(root):
+    """{op: [(param, default or None)]} from the GRAPH_SRC and GRAPH_PARAM rows, in table order."""
+    table = re.sub(r'/\*.*?\*/', '', open(os.path.join(root, "ir/graph_ops.def")).read(), flags=re.S)
+    ops = {name: [] for name in re.findall(r'^GRAPH_SRC\((\w+),', table, re.M)}
+    for op, name, dflt in re.findall(r'^GRAPH_PARAM\((\w+),\s*(\w+),\s*\w+,\s*(REQ|OPT|"[^"]*")', table, re.M):
+        ops.setdefault(op, []).append((name, dflt.strip('"') if dflt.startswith('"') else None))
+    return ops
+
+
+def split_args(text):
+    """The top-level comma-separated arguments of a call's text."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def check_params(root, spec):
+    """Problems of SPEC section 9's call table against the GRAPH_SRC / GRAPH_PARAM rows (a list of lines)."""
+    a = spec.find("## 9. Graphs")
+    b = spec.find(BEGIN)
+    section = spec[a:b] if a >= 0 and b > a else spec
+    rows = [l for l in section.splitlines() if l.startswith("| `")]
+    bad = []
+    for op, params in param_rows(root).items():
+        names = dict(params)
+        calls = []  # (args, whole table row)
+        for row in rows:
+            for m in re.finditer(r'`%s\(([^`]*)\)`' % re.escape(op), row):
+                calls.append((m.group(1), row))
+        if not calls:
+            bad.append("lang/SPEC.md: section 9 shows no call of the graph op '%s' (ir/graph_ops.def GRAPH_SRC)" % op)
+            continue
+        shown = {}
+        same_as_above = False
+        for args, row in calls:
+            if args.strip() == "...":
+                same_as_above = True
+                # `p = v` written elsewhere in the row ("plus `count_include_pad = true`") counts too.
+                for p, v in re.findall(r'`(\w+) = ([^`]+)`', row):
+                    if p in names:
+                        shown[p] = v.strip()
+                continue
+            for arg in split_args(args):
+                if "=" not in arg:
+                    continue
+                p, v = (t.strip() for t in arg.split("=", 1))
+                if p not in names:
+                    bad.append("lang/SPEC.md: '%s' has no parameter '%s' in ir/graph_ops.def" % (op, p))
+                    continue
+                shown[p] = v
+        for p, dflt in params:
+            if dflt is None:
+                continue
+            if p in shown and shown[p] != dflt:
+                bad.append("lang/SPEC.md: '%s = %s' of '%s', but its default in ir/graph_ops.def is %s" % (p, shown[p], op, dflt))
+            elif p not in shown and not same_as_above:
+                bad.append("lang/SPEC.md: the call of '%s' does not show '%s = %s' (ir/graph_ops.def)" % (op, p, dflt))
+    return bad
+
+
 def spec_block(text):
     a, b = text.find(BEGIN), text.find(END)
     if a < 0 or b < a:
@@ -60,12 +136,18 @@ def main(argv):
     if block is None:
         print("lang/SPEC.md: the generated graph-op block (%s ... %s) is missing" % (BEGIN, END))
         return 1
+    bad = check_params(root, text)
+    for line in bad:
+        print(line)
     if block != gen:
         print("lang/SPEC.md: the graph-op list differs from ir/graph_ops.def "
               "(run tools/gen_spec_ops.py --write SOURCE_ROOT):")
         sys.stdout.writelines(difflib.unified_diff(block.splitlines(True), gen.splitlines(True), "lang/SPEC.md",
                                                    "ir/graph_ops.def"))
         return 1
+    if bad:
+        return 1
+    print("ok: lang/SPEC.md shows the defaults of the %d GRAPH_PARAM rows" % sum(len(v) for v in param_rows(root).values()))
     print("ok: lang/SPEC.md lists the %d rows of ir/graph_ops.def" % (sum(1 for l in gen.splitlines() if l.startswith("| ")) - 2))
     return 0
 

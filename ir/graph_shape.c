@@ -1,0 +1,253 @@
+/* The result-shape rules of graph IR ops (graph_shape.h): one function per GRAPH_SHAPE row of graph_ops.def.
+ * docs/graphs.md section 2 states each rule in words. */
+#include "graph_shape.h"
+#include <string.h>
+
+/* ------------------------------------------------------------ reading operands and attributes */
+
+const ShapeExpr *graph_shape_dim(Arena *a, const Type *t, int i) {
+    if (t->sym && t->sym[i]) return sx_sym(a, t->sym[i]);
+    return sx_int(a, t->dims[i]);
+}
+
+static const Attr *attr(const GraphShapeIn *in, const char *name) {
+    for (int i = 0; i < in->nattrs; i++)
+        if (!strcmp(in->attrs[i].name, name)) return in->attrs[i].value;
+    return NULL;
+}
+
+/* Integer list `name` of exactly n items (n < 0: 1 to 8 items; their count in *got). */
+static bool ints(const GraphShapeIn *in, const char *name, int n, int64_t *out, int *got) {
+    const Attr *a = attr(in, name);
+    if (!a || a->kind != ATTR_ARRAY || (n >= 0 ? a->n != n : a->n < 1 || a->n > 8)) return false;
+    for (int i = 0; i < a->n; i++) {
+        if (a->items[i]->kind != ATTR_INT) return false;
+        out[i] = a->items[i]->i;
+    }
+    if (got) *got = a->n;
+    return true;
+}
+
+static bool int1(const GraphShapeIn *in, const char *name, int64_t *out) {
+    const Attr *a = attr(in, name);
+    if (!a || a->kind != ATTR_INT) return false;
+    *out = a->i;
+    return true;
+}
+
+static bool bool1(const GraphShapeIn *in, const char *name, bool *out) {
+    const Attr *a = attr(in, name);
+    if (!a || a->kind != ATTR_BOOL) return false;
+    *out = a->i != 0;
+    return true;
+}
+
+static bool rank_in(const GraphShapeIn *in, int i, int lo, int hi) {
+    return i < in->nopnds && in->opnds[i] && in->opnds[i]->kind == TY_TENSOR && in->opnds[i]->rank >= lo &&
+           in->opnds[i]->rank <= hi;
+}
+
+#define DIM(t, i) graph_shape_dim(in->a, (t), (i))
+#define LIT(v) sx_int(in->a, (v))
+#define BIN(k, x, y) sx_bin(in->a, (k), (x), (y))
+
+/* ------------------------------------------------------------ the rules */
+
+/* The shape of operand 0: batch_norm, unary, softmax, bn_fold_weight, binary with a constant side. */
+bool graph_shape_same(const GraphShapeIn *in, GraphShapeOut *out) {
+    if (!rank_in(in, 0, 0, 8)) return false;
+    out->rank = in->opnds[0]->rank;
+    for (int i = 0; i < out->rank; i++) out->dims[i] = DIM(in->opnds[0], i);
+    return true;
+}
+
+/* The shape of the last operand: bn_fold_bias's [K]. */
+bool graph_shape_last(const GraphShapeIn *in, GraphShapeOut *out) {
+    if (!in->nopnds || !rank_in(in, in->nopnds - 1, 0, 8)) return false;
+    const Type *t = in->opnds[in->nopnds - 1];
+    out->rank = t->rank;
+    for (int i = 0; i < t->rank; i++) out->dims[i] = DIM(t, i);
+    return true;
+}
+
+/* One numpy-broadcast dim of da and db (NULL: that operand has no such dim): a literal 1 stretches; of two
+ * dims that are not 1 (equal, which the builder checks) the literal one is named. */
+static const ShapeExpr *broadcast_dim(const ShapeExpr *da, const ShapeExpr *db) {
+    int64_t v;
+    bool a1 = !da || (sx_is_int(da, &v) && v == 1), b1 = !db || (sx_is_int(db, &v) && v == 1);
+    const ShapeExpr *pick = b1 ? (da ? da : db) : a1 ? db : da;
+    if (!a1 && !b1 && sx_is_int(db, NULL)) pick = db; /* H vs 64: the literal says more */
+    return pick;
+}
+
+/* numpy broadcasting of every operand, left to right: binary, map. */
+bool graph_shape_broadcast(const GraphShapeIn *in, GraphShapeOut *out) {
+    if (!rank_in(in, 0, 0, 8)) return false;
+    graph_shape_same(in, out);
+    for (int k = 1; k < in->nopnds; k++) {
+        if (!rank_in(in, k, 0, 8)) return false;
+        const Type *bt = in->opnds[k];
+        int r = out->rank > bt->rank ? out->rank : bt->rank;
+        const ShapeExpr *dims[8];
+        for (int i = 0; i < r; i++) {
+            int ia = i - (r - out->rank), ib = i - (r - bt->rank);
+            dims[i] = broadcast_dim(ia >= 0 ? out->dims[ia] : NULL, ib >= 0 ? DIM(bt, ib) : NULL);
+        }
+        memcpy(out->dims, dims, sizeof dims);
+        out->rank = r;
+    }
+    return true;
+}
+
+/* One spatial output size: (in + pads - dil*(k-1) - 1) / stride + 1, with PyTorch's ceil_mode rule for
+ * pooling (the last window starts inside the input or the left padding). */
+static const ShapeExpr *window_out(const GraphShapeIn *in, const ShapeExpr *x, int64_t pad_lo, int64_t pad_hi,
+                                   int64_t dil, const ShapeExpr *k, int64_t stride, bool ceil_mode) {
+    const ShapeExpr *span = BIN(SX_SUB, BIN(SX_SUB, BIN(SX_ADD, x, LIT(pad_lo + pad_hi)),
+                                            BIN(SX_MUL, LIT(dil), BIN(SX_SUB, k, LIT(1)))),
+                                LIT(1));
+    if (!ceil_mode) return BIN(SX_ADD, BIN(SX_DIV, span, LIT(stride)), LIT(1));
+    const ShapeExpr *up = BIN(SX_ADD, BIN(SX_CDIV, span, LIT(stride)), LIT(1));
+    const ShapeExpr *last = BIN(SX_ADD, BIN(SX_DIV, BIN(SX_SUB, BIN(SX_ADD, x, LIT(pad_lo)), LIT(1)), LIT(stride)), LIT(1));
+    return BIN(SX_MIN, up, last);
+}
+
+/* conv2d: x [N, C, H, W] (NHWC: [N, H, W, C]), w [K, C/groups, R, S] -> [N, K, P, Q] (NHWC: [N, P, Q, K]). */
+bool graph_shape_conv2d(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t stride[2], pad[4], dil[2];
+    const Attr *layout = attr(in, "layout");
+    if (!rank_in(in, 0, 4, 4) || !rank_in(in, 1, 4, 4) || !ints(in, "stride", 2, stride, NULL) ||
+        !ints(in, "padding", 4, pad, NULL) || !ints(in, "dilation", 2, dil, NULL) || !layout || !layout->s ||
+        stride[0] < 1 || stride[1] < 1)
+        return false;
+    bool nhwc = !strcmp(layout->s, "NHWC");
+    const Type *x = in->opnds[0], *w = in->opnds[1];
+    int cax = nhwc ? 3 : 1, axes[2] = {nhwc ? 1 : 2, nhwc ? 2 : 3};
+    out->rank = 4;
+    out->dims[0] = DIM(x, 0);
+    out->dims[cax] = DIM(w, 0);
+    for (int i = 0; i < 2; i++)
+        out->dims[axes[i]] = window_out(in, DIM(x, axes[i]), pad[i], pad[i + 2], dil[i], DIM(w, 2 + i), stride[i], false);
+    return true;
+}
+
+/* pool: x [N, C, H, W] -> [N, C, P, Q] over a kernel window, ceil_mode as PyTorch's. */
+bool graph_shape_pool(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t kernel[2], stride[2], pad[4], dil[2];
+    bool ceil_mode;
+    if (!rank_in(in, 0, 4, 4) || !ints(in, "kernel", 2, kernel, NULL) || !ints(in, "stride", 2, stride, NULL) ||
+        !ints(in, "padding", 4, pad, NULL) || !ints(in, "dilation", 2, dil, NULL) || !bool1(in, "ceil_mode", &ceil_mode) ||
+        stride[0] < 1 || stride[1] < 1)
+        return false;
+    const Type *x = in->opnds[0];
+    out->rank = 4;
+    out->dims[0] = DIM(x, 0);
+    out->dims[1] = DIM(x, 1);
+    for (int i = 0; i < 2; i++)
+        out->dims[2 + i] = window_out(in, DIM(x, 2 + i), pad[i], pad[i + 2], dil[i], LIT(kernel[i]), stride[i], ceil_mode);
+    return true;
+}
+
+/* conv_transpose: x [N, C, H, W], w [C, K/groups, R, S] -> [N, K, P, Q],
+ * P = (H - 1) * stride - pad_top - pad_bottom + dilation * (R - 1) + output_padding + 1. */
+bool graph_shape_conv_transpose(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t stride[2], pad[4], opad[2], dil[2], groups;
+    if (!rank_in(in, 0, 4, 4) || !rank_in(in, 1, 4, 4) || !ints(in, "stride", 2, stride, NULL) ||
+        !ints(in, "padding", 4, pad, NULL) || !ints(in, "output_padding", 2, opad, NULL) ||
+        !ints(in, "dilation", 2, dil, NULL) || !int1(in, "groups", &groups))
+        return false;
+    const Type *x = in->opnds[0], *w = in->opnds[1];
+    out->rank = 4;
+    out->dims[0] = DIM(x, 0);
+    out->dims[1] = sx_simplify(in->a, BIN(SX_MUL, DIM(w, 1), LIT(groups)));
+    for (int i = 0; i < 2; i++) {
+        /* (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1 */
+        int64_t c = 1 + opad[i] - pad[i] - pad[i + 2] - stride[i] - dil[i];
+        out->dims[2 + i] = BIN(SX_ADD, BIN(SX_MUL, DIM(x, 2 + i), LIT(stride[i])),
+                               BIN(SX_ADD, BIN(SX_MUL, DIM(w, 2 + i), LIT(dil[i])), LIT(c)));
+    }
+    return true;
+}
+
+/* matmul: op(a) [..., M, K] @ op(b) [..., K, N] -> [..., M, N], the batch dims broadcast. */
+bool graph_shape_matmul(const GraphShapeIn *in, GraphShapeOut *out) {
+    bool ta, tb;
+    if (!rank_in(in, 0, 2, 4) || !rank_in(in, 1, 2, 4) || !bool1(in, "trans_a", &ta) || !bool1(in, "trans_b", &tb))
+        return false;
+    const Type *a = in->opnds[0], *b = in->opnds[1];
+    int ra = a->rank, rb = b->rank, nb = (ra > rb ? ra : rb) - 2;
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
+        out->dims[i] = broadcast_dim(ia >= 0 ? DIM(a, ia) : NULL, ib >= 0 ? DIM(b, ib) : NULL);
+    }
+    out->dims[nb] = DIM(a, ta ? ra - 1 : ra - 2);
+    out->dims[nb + 1] = DIM(b, tb ? rb - 2 : rb - 1);
+    out->rank = nb + 2;
+    return true;
+}
+
+/* reduce: the axes dropped, or kept as 1 with keepdims. */
+bool graph_shape_reduce(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t axes[8];
+    int n;
+    bool keep;
+    if (!rank_in(in, 0, 1, 8) || !ints(in, "axes", -1, axes, &n) || !bool1(in, "keepdims", &keep)) return false;
+    const Type *x = in->opnds[0];
+    out->rank = 0;
+    for (int i = 0; i < x->rank; i++) {
+        bool reduced = false;
+        for (int k = 0; k < n; k++) reduced |= axes[k] == i;
+        if (reduced && !keep) continue;
+        out->dims[out->rank++] = reduced ? LIT(1) : DIM(x, i);
+    }
+    return true;
+}
+
+/* concat: the operands' dims, summed along axis. */
+bool graph_shape_concat(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t axis;
+    if (!rank_in(in, 0, 1, 8) || !int1(in, "axis", &axis) || axis < 0 || axis >= in->opnds[0]->rank) return false;
+    graph_shape_same(in, out);
+    const ShapeExpr *len = NULL;
+    for (int i = 0; i < in->nopnds; i++) {
+        if (!rank_in(in, i, out->rank, out->rank)) return false;
+        const ShapeExpr *d = DIM(in->opnds[i], (int)axis);
+        len = len ? BIN(SX_ADD, len, d) : d;
+    }
+    out->dims[axis] = len;
+    return true;
+}
+
+/* transpose: result dim i is operand dim perm[i]. */
+bool graph_shape_transpose(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t perm[8];
+    if (!rank_in(in, 0, 1, 8) || !ints(in, "perm", in->opnds[0]->rank, perm, NULL)) return false;
+    out->rank = in->opnds[0]->rank;
+    for (int i = 0; i < out->rank; i++) {
+        if (perm[i] < 0 || perm[i] >= out->rank) return false;
+        out->dims[i] = DIM(in->opnds[0], (int)perm[i]);
+    }
+    return true;
+}
+
+/* pad: each dim grows by its before and after pads. */
+bool graph_shape_pad(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t before[8], after[8];
+    if (!rank_in(in, 0, 1, 8)) return false;
+    int rank = in->opnds[0]->rank;
+    if (!ints(in, "before", rank, before, NULL) || !ints(in, "after", rank, after, NULL)) return false;
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        const ShapeExpr *d = DIM(in->opnds[0], i);
+        out->dims[i] = before[i] || after[i] ? BIN(SX_ADD, d, LIT(before[i] + after[i])) : d;
+    }
+    return true;
+}
+
+GraphShapeFn graph_shape_fn(OpKind k) {
+    switch (k) {
+#define GRAPH_SHAPE(OP, FN) case OP_##OP: return FN;
+#include "graph_ops.def"
+    default: return NULL;
+    }
+}
