@@ -1,6 +1,6 @@
 /* tilec-onnx: runs ONNX models and ONNX's own test cases through tilec (docs/onnx.md).
  *   tilec-onnx run CASE_DIR | MODEL.onnx [INPUT.pb...] [--expect OUTPUT.pb...] [--reference REF.pb...]
- *                  [--module FILE] [--rtol X] [--atol X] [tilec options]
+ *                  [--module FILE] [--rtol X] [--atol X] [--max-launches N] [tilec options]
  *   tilec-onnx suite DIR... [--must-pass FILE] [--filter SUBSTR] [-j N] [--timeout S] [-q] [tilec options]
  *   tilec-onnx import MODEL.onnx        (the imported graph IR, before any lowering)
  * Options follow getopt_long's conventions (-j2, --timeout=30); tilec's compile options (--no-fuse,
@@ -45,6 +45,9 @@ static void usage(FILE *f) {
           "                         from tilec --emit=so --target=host: the emulator; .ptx from\n"
           "                         --emit=ptx: CUDA); the model gives the weights\n"
           "  --rtol=X, --atol=X     run, suite: the elementwise tolerance without a float64 reference\n"
+          "  --max-launches=N       run: fail when one run of the plan launches more than N kernels\n"
+          "                         (prepare launches, run once, not counted), however good the\n"
+          "                         outputs; tilec --remarks says what was not fused and why\n"
           "  -v                     print compile diagnostics and details\n"
           "  --must-pass=FILE       suite: cases that must pass (one per line, e.g. node/test_relu)\n"
           "  --filter=SUBSTR        suite: only cases whose name contains SUBSTR\n"
@@ -118,7 +121,7 @@ static bool is_dir(const char *path) {
 /* tilec-onnx's own options (tilec's are tilec_cli.h's). */
 enum {
     OPT_DEVICE = TL_CLI_LAST + 1, OPT_MODULE, OPT_RTOL, OPT_ATOL, OPT_MUST_PASS, OPT_FILTER, OPT_TIMEOUT,
-    OPT_EXPECT, OPT_REFERENCE, OPT_HELP,
+    OPT_EXPECT, OPT_REFERENCE, OPT_MAX_LAUNCHES, OPT_HELP,
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b) {
@@ -147,9 +150,20 @@ static bool parse_tol(const char *s, double *out) {
     return true;
 }
 
+/* The kernel-count limit of run --max-launches (max < 0: none): a run that computed correctly but
+ * launches more kernels than the limit fails, saying by how many. */
+static void check_launches(CaseResult *r, int max, const char *what) {
+    if (max < 0 || r->status != CASE_PASS || r->launches <= max) return;
+    r->status = CASE_FAIL;
+    snprintf(r->reason, sizeof r->reason,
+             "%d kernel launches per run, %d more than the limit of %d (--max-launches); the outputs %s "
+             "(tilec --remarks says what was not fused and why)",
+             r->launches, r->launches - max, max, what);
+}
+
 /* run: one case directory or one model with its files; prints a line per output, then the verdict. */
 static int cmd_run(const char *const *pos, int npos, const char *const *expect, int nexpect, const char *const *refs,
-                   int nrefs, CaseOptions *co) {
+                   int nrefs, CaseOptions *co, int max_launches) {
     if (ends_with(pos[0], ".so") || ends_with(pos[0], ".ptx"))
         return usage_error("'%s' is a compiled module: run it with the model it was compiled from, which gives its "
                            "weights and its inputs (tilec-onnx run MODEL.onnx|CASE_DIR --module %s)", pos[0], pos[0]);
@@ -168,11 +182,14 @@ static int cmd_run(const char *const *pos, int npos, const char *const *expect, 
         return usage_error("run expects a case directory or a .onnx model, got '%s'%s", pos[0], "");
     }
     static const char *names[] = {"PASS", "SKIP", "FAIL"};
+    check_launches(&r, max_launches, co->print_outputs ? "were computed" : "passed");
+    char limit[48] = "";
+    if (max_launches >= 0) snprintf(limit, sizeof limit, ", limit %d", max_launches);
     if (r.status == CASE_PASS && co->print_outputs)
-        printf("RAN %s (%d launches; no expected outputs given)\n", pos[0], r.launches);
+        printf("RAN %s (%d launches%s; no expected outputs given)\n", pos[0], r.launches, limit);
     else if (r.status == CASE_PASS)
-        printf("PASS %s (%d launches, %d data sets, %ld values compared, max abs err %.3g, max rel err %.3g)\n",
-               pos[0], r.launches, r.sets, r.compared, r.max_abs, r.max_rel);
+        printf("PASS %s (%d launches%s, %d data sets, %ld values compared, max abs err %.3g, max rel err %.3g)\n",
+               pos[0], r.launches, limit, r.sets, r.compared, r.max_abs, r.max_rel);
     else if (r.failed_outputs > 1)
         printf("%s %s: %s (%d outputs failed in %d data sets, %ld elements outside the limit in all)\n",
                names[r.status], pos[0], r.reason, r.failed_outputs, r.sets, r.bad);
@@ -201,6 +218,7 @@ int main(int argc, char **argv) {
         {"timeout", required_argument, 0, OPT_TIMEOUT},
         {"expect", no_argument, 0, OPT_EXPECT},
         {"reference", no_argument, 0, OPT_REFERENCE},
+        {"max-launches", required_argument, 0, OPT_MAX_LAUNCHES},
         {"help", no_argument, 0, OPT_HELP},
         {0, 0, 0, 0},
     };
@@ -222,7 +240,7 @@ int main(int argc, char **argv) {
     const char **pos = calloc((size_t)argc, sizeof *pos), **expect = calloc((size_t)argc, sizeof *expect),
                **refs = calloc((size_t)argc, sizeof *refs);
     TlDefine *defs = calloc((size_t)argc, sizeof *defs);
-    int npos = 0, nexpect = 0, nrefs = 0, ndefs = 0, list = 0, rc = -1, c;
+    int npos = 0, nexpect = 0, nrefs = 0, ndefs = 0, list = 0, rc = -1, c, max_launches = -1;
     bool verbose = false, compile_opts = false, device_set = false;
     if (!pos || !expect || !refs || !defs) rc = 2;
     tl_cli_prepare_argv(argc, argv);
@@ -270,6 +288,12 @@ int main(int argc, char **argv) {
             if (!parse_long(optarg, 0, 1000000, &so.timeout_s))
                 rc = usage_error("--timeout expects seconds (0 = none), got '%s'%s", optarg, "");
             break;
+        case OPT_MAX_LAUNCHES:
+            if (strcmp(cmd, "run") != 0) rc = usage_error("--max-launches is an option of run%s%s", "", "");
+            else if (!parse_long(optarg, 0, 1000000, &max_launches))
+                rc = usage_error("--max-launches expects a number of kernel launches from 0 to 1000000, got '%s'%s",
+                                 optarg, "");
+            break;
         case OPT_EXPECT: list = 1; break;
         case OPT_REFERENCE: list = 2; break;
         case ':': rc = usage_error("option '%s' needs a value%s", argv[optind - 1], ""); break;
@@ -303,7 +327,7 @@ int main(int argc, char **argv) {
         so.ndirs = npos;
         rc = suite_run(&so);
     } else if (!strcmp(cmd, "run") && npos >= 1) {
-        rc = cmd_run(pos, npos, expect, nexpect, refs, nrefs, &so.co);
+        rc = cmd_run(pos, npos, expect, nexpect, refs, nrefs, &so.co, max_launches);
     } else if (strcmp(cmd, "run") && strcmp(cmd, "suite") && strcmp(cmd, "import")) {
         rc = usage_error("unknown command '%s' (expected run, suite or import)%s", cmd, "");
     } else {

@@ -24,6 +24,10 @@ Each case is a directory as in ONNX's backend test data: model.onnx and test_dat
 - inputs/: input files that do not match fair_verdict's input (float64 data, a wrong shape).
 - cnn_*_op13, cnn_*_op17: blocks of CNN families (MobileNetV3, EfficientNet, U-Net...) exported by PyTorch,
   with float32 outputs and float64 references (cnn_blocks.py; needs python3-torchvision).
+- cnn_resnet18_w8, cnn_resnet50_w16, cnn_mobilenet_v2_w8: torchvision's ResNet-18, ResNet-50 and
+  MobileNetV2 with their exact topology but narrower channels (widths only: cnn_networks.py says which),
+  64x64 input, BatchNorm nodes kept, float32 outputs and float64 references; their fused kernel launches
+  are bounded by launch_limits.txt (ResNet-18 <= 22, ResNet-50 <= 55, MobileNetV2 <= 53).
 """
 import os
 import sys
@@ -228,6 +232,8 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from cnn_blocks import cnn_cases
     cnn_cases(out, save_case, SEED + 1)
+    from cnn_networks import network_cases
+    network_cases(out, save_case, SEED + 2)
 
 
 if __name__ == "__main__":
