@@ -177,6 +177,13 @@ const CgLocalBuf *cg_local_buf(Cg *cg, const Op *user, Value *buf);
  * ASYNC_COMMIT, ASYNC_WAIT (lower_async.c). */
 bool cg_lower_async(Cg *cg, Op *op);
 
+/* ---- registers equal by constancy (cg_constancy.c) */
+/* For the tile value v in register map rm: rep[r] = the first register holding the same value as
+ * register r in every thread (both in one aligned run of equal values along every dim, from the
+ * axis analysis' constancy), r itself when none does. NULL when no two registers share a value.
+ * Arena memory; nregs^2 comparisons. */
+int *cg_constancy_reps(Cg *cg, const Value *v, const LayoutRegMap *rm);
+
 /* ---- guarded code: if (cond) { ... } */
 /* cg_guard_begin: branches on cond (i1) into a new block placed right after the current one (the
  * function reads in program order) and positions the builder there; *join receives the block after

@@ -245,6 +245,42 @@ static LLVMValueRef swizzled_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef stag
     return p;
 }
 
+/* Host mirrors of permuted_row and swizzled_ptr (the same arithmetic on integers): the byte
+ * offset of element (row, col) in a stage of a swizzled buffer. Used only to compare two
+ * registers' offsets (nvmma_const_delta); the addresses themselves come from swizzled_ptr. */
+static int64_t permuted_row_host(int64_t NW, int64_t row) {
+    int64_t q = row >> 3, r = row & 7, j0 = q / NW, w0 = q % NW;
+    int64_t blk = (j0 >> 1) * (NW / 4) + (w0 >> 2);
+    return (blk * 8 + (w0 & 3) * 2 + (j0 & 1)) * 8 + r;
+}
+
+static int64_t swizzled_bytes_host(const CgLocalBuf *lb, int64_t row, int64_t col) {
+    int64_t W = lb->nvmma, R = lb->stride[0] / lb->stride[1];
+    if (lb->row_warps) row = permuted_row_host(lb->row_warps, row);
+    int64_t cb = col * 2, off = cb / W * R * W + row * W + cb % W;
+    return off ^ (((off >> 7) & (W / 16 - 1)) << 4);
+}
+
+/* Whether register reg of a swizzled buffer's tile (map rm: [rows, cols] of one stage) lies a
+ * constant *delta bytes after register ref in every thread of the CTA: then its address is ref's
+ * plus an immediate (an 8-row swizzle atom further down, a 64-column block further right), and the
+ * swizzle arithmetic is done once per copy instead of once per register. Checked by evaluating the
+ * layout for every thread (at most 32 x 32 x 2 offsets per register). */
+static bool nvmma_const_delta(Cg *cg, const CgLocalBuf *lb, const LayoutRegMap *rm, int ref, int reg, int64_t *delta) {
+    if (rm->rank != 2) return false;
+    bool first = true;
+    for (int w = 0; w < cg->num_warps; w++)
+        for (int lane = 0; lane < 32; lane++) {
+            int64_t a[LAYOUT_MAX_RANK], b[LAYOUT_MAX_RANK];
+            layout_coord(rm, lane, w, ref, a);
+            layout_coord(rm, lane, w, reg, b);
+            int64_t d = swizzled_bytes_host(lb, b[0], b[1]) - swizzled_bytes_host(lb, a[0], a[1]);
+            if (first) *delta = d, first = false;
+            else if (d != *delta) return false;
+        }
+    return !first;
+}
+
 /* Where register reg of a tile whose dim d is buffer dim lead + d lives, from base (the leading
  * indices applied). */
 static LLVMValueRef reg_ptr(Cg *cg, const CgLocalBuf *lb, LLVMValueRef base, int lead, const LayoutRegMap *rm, int reg) {
@@ -406,8 +442,15 @@ static bool lower_copy(Cg *cg, Op *op) {
                     (long long)(v * eb));
     LLVMValueRef stage = elem_ptr(cg, lb, lb->base, lead_offset(cg, op, lb, 1, 1));
     LLVMTypeRef vt = v > 1 ? LLVMVectorType(lb->et, (unsigned)v) : lb->et;
+    LLVMValueRef dst0 = NULL; /* register 0's destination in a swizzled buffer */
     for (int r0 = 0; r0 < c.rm.nregs; r0 += v) {
-        LLVMValueRef dst = reg_ptr(cg, lb, stage, 1, &c.rm, r0);
+        int64_t delta;
+        LLVMValueRef dst;
+        if (dst0 && nvmma_const_delta(cg, lb, &c.rm, 0, r0, &delta))
+            dst = LLVMBuildGEP2(B, cg->t_i8, dst0, (LLVMValueRef[]){cg_i32(cg, delta)}, 1, "");
+        else
+            dst = reg_ptr(cg, lb, stage, 1, &c.rm, r0);
+        if (lb->nvmma && !r0) dst0 = dst;
         LLVMValueRef src = src_address(cg, &c, r0), cond = read_cond(cg, &c, r0);
         LLVMValueRef own = c.replicated ? cg_owner(cg, &c.rm, r0) : NULL;
         if (own && LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;

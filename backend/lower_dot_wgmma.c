@@ -177,9 +177,11 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
         cg_error(cg, op, "internal error: wgmma A descriptor for %d-byte rows", o.a_swizzle);
         return false;
     }
-    LLVMValueRef a_base = o.a_swizzle ? byte_gep(cg, o.a, LLVMBuildMul(B, LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), ""),
-                                                                        cg_i32(cg, 64LL * o.a_swizzle), ""))
-                                      : NULL;
+    /* the warpgroup index, the same in every lane: uniform for ptxas, so the descriptors stay in
+     * uniform registers */
+    LLVMValueRef wg = LLVMBuildLShr(B, cg->warp, cg_i32(cg, 2), "warpgroup");
+    if (o.a_swizzle && W > 4 && cg->hooks->warp_uniform) wg = cg->hooks->warp_uniform(cg, wg);
+    LLVMValueRef a_base = o.a_swizzle ? byte_gep(cg, o.a, LLVMBuildMul(B, wg, cg_i32(cg, 64LL * o.a_swizzle), "")) : NULL;
 
     /* ldmatrix.x4 rows: lane l gives row l%8 of matrix l/8 (bit 0: the instruction's rows 8..15 =
      * our j0 = 2s+1; bit 1: k 8..15). Our row (2s + bit0)*8W + 8 w0 + l%8; w0 = the warp (wpc[1] = 1). */

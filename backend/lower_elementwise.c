@@ -352,7 +352,14 @@ static bool lower_map(Cg *cg, Op *op) {
     for (int i = 0; i < op->num_operands && i < 3; i++)
         if (!(in[i] = operand(cg, op, i, rt, n))) return false;
     LLVMValueRef *regs = alloc_regs(cg, n);
+    /* registers in one run of equal values (a mask compared against a multiple of 16) reuse the
+     * first one's value: computed once per run */
+    const int *rep = is_tile(rt) ? cg_constancy_reps(cg, &op->results[0], &rm) : NULL;
     for (int r = 0; r < n; r++) {
+        if (rep && rep[r] != r) {
+            regs[r] = regs[rep[r]];
+            continue;
+        }
         LLVMValueRef x[3] = {0};
         for (int i = 0; i < op->num_operands && i < 3; i++) x[i] = in[i]->regs[r];
         if (!(regs[r] = scalar_op(cg, op, x))) return false;

@@ -113,6 +113,11 @@ typedef struct BeTargetHooks {
     /* Butterfly shuffle over the full warp: lane l receives v from lane l ^ lane_mask.
      * v is i32 or f32 (wider values are split by the caller). */
     LLVMValueRef (*shfl_xor)(Cg *cg, LLVMValueRef v, int lane_mask);
+    /* v (i32, the same in every lane of the warp, e.g. the warp index) marked warp-uniform for the
+     * target's code generator (NVPTX: lane 0's value by shfl.sync.idx, which ptxas keeps in a
+     * uniform register, so a wgmma descriptor formed from it needs no R2UR per instruction).
+     * Optional: NULL means v as it is. */
+    LLVMValueRef (*warp_uniform)(Cg *cg, LLVMValueRef v);
     /* Relaxed device-scope atomic add on global memory; v is f32, i32 or i64; returns the old value. */
     LLVMValueRef (*atomic_add)(Cg *cg, LLVMValueRef gptr, LLVMValueRef v);
     /* Before every global load/store of `bytes` bytes at gptr (host: bounds and alignment checks

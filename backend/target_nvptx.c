@@ -48,6 +48,11 @@ static LLVMValueRef shfl32(Cg *cg, LLVMValueRef v, int lane_mask) {
 
 /* Values other than i32/f32 travel as one or two i32 (bit-cast, zero-extended), so any scalar of
  * the language can be shuffled. */
+static LLVMValueRef nv_warp_uniform(Cg *cg, LLVMValueRef v) {
+    LLVMValueRef args[4] = {cg_i32(cg, -1), v, cg_i32(cg, 0), cg_i32(cg, 31)};
+    return cg_intrinsic(cg, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+}
+
 static LLVMValueRef nv_shfl_xor(Cg *cg, LLVMValueRef v, int lane_mask) {
     LLVMTypeRef t = LLVMTypeOf(v);
     LLVMTypeKind k = LLVMGetTypeKind(t);
@@ -474,6 +479,7 @@ const BeTargetHooks be_target_nvptx = {
     .shared_base = nv_shared_base,
     .barrier = nv_barrier,
     .shfl_xor = nv_shfl_xor,
+    .warp_uniform = nv_warp_uniform,
     .atomic_add = nv_atomic_add,
     .check_access = nv_check_access,
     .check_shared = NULL, /* no shared-memory checks on the GPU */

@@ -483,7 +483,7 @@ static TlrtModule *compile_ir_as_is(const char *ir, int warps) {
     TlCompileOptions opt;
     tl_options_init(&opt);
     opt.target = TL_TARGET_HOST, opt.num_warps = warps, opt.wgmma = true, opt.input_kind = TL_INPUT_IR;
-    opt.disable_passes = "insert-barriers,specialize,fma-contract,pipeline,layout,remove-converts,wgmma-async,cse,dce";
+    opt.disable_passes = "insert-barriers,specialize,fma-contract,pipeline,stage-counter,layout,remove-converts,wgmma-async,cse,dce";
     return compile_so("matmul.tir", ir, strlen(ir), opt);
 }
 
