@@ -200,11 +200,13 @@ LLVMBasicBlockRef cg_guard_end(Cg *cg, LLVMBasicBlockRef join);
  * + sum idx * stride elements of type et; not inbounds: masked-off lanes may form addresses outside
  * the tensor, never accessed). cg_view_in_bounds: i1 "0 <= idx[d] < size[d] for every d", one
  * unsigned compare per dim (a negative index becomes huge): in 32 bits for a signed i32 index
- * when i32 (the view's i32 fact also bounds every size by 2^31), else in 64 bits. */
+ * when i32 (the view's i32 fact also bounds every size by 2^31), else in 64 bits; idx_v[d] (the IR
+ * values of the indices, or NULL) orders the compares: dims whose index a loop does not change
+ * first, so that their conjunction is loop-invariant. */
 LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
                              LLVMTypeRef et, int r);
 LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
-                               int r);
+                               Value *const *idx_v, int r);
 
 /* ---- tensor cores (docs/tensor-cores.md) */
 /* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and

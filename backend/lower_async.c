@@ -409,7 +409,7 @@ static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef x) { return ac
 /* i1 "element of register r is read" (mask, view bounds), or NULL for always. */
 static LLVMValueRef read_cond(Cg *cg, Copy *c, int r) {
     LLVMValueRef cond = c->mask ? reg_of(c->mask, r) : NULL;
-    if (c->bounds && c->rank > 0) cond = and_i1(cg, cond, cg_view_in_bounds(cg, c->vw, c->rank, c->idx, c->idx_t, c->i32, r));
+    if (c->bounds && c->rank > 0) cond = and_i1(cg, cond, cg_view_in_bounds(cg, c->vw, c->rank, c->idx, c->idx_t, c->i32, c->op->operands + 3, r));
     return cond;
 }
 

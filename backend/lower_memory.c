@@ -205,10 +205,55 @@ LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, con
     return off ? LLVMBuildGEP2(B, et, vw->regs[0], &off, 1, "") : vw->regs[0];
 }
 
+/* Dims whose bounds compares are ordered by loop depth (a higher rank keeps the rest in order). */
+#define BOUNDS_ORDER_MAX_RANK 8
+
+/* Loops (`for` ops) around op. */
+static int loop_depth(const Op *op) {
+    int n = 0;
+    for (const Block *b = op ? op->parent : NULL; b && b->parent && b->parent->parent_op; b = b->parent->parent_op->parent)
+        n += b->parent->parent_op->kind == OP_FOR;
+    return n;
+}
+
+/* The loop depth at which v's value is first available: 0 for parameters and values computable
+ * before every loop, d + 1 for the induction variables and carried values of a loop at depth d,
+ * and for a pure op the deepest of its operands' (it could be hoisted there), looking through at
+ * most `budget` more levels of operands (beyond that, where the op is). */
+static int avail_depth(const Value *v, int budget) {
+    if (!v) return 0;
+    if (!v->def) {
+        const Op *loop = v->owner && v->owner->parent ? v->owner->parent->parent_op : NULL;
+        return loop ? loop_depth(loop) + (loop->kind == OP_FOR) : 0;
+    }
+    const Op *op = v->def;
+    if (!(ir_op_info[op->kind].traits & IR_TR_PURE) || op->num_regions || budget <= 0) return loop_depth(op);
+    int d = 0;
+    for (int i = 0; i < op->num_operands; i++) {
+        int od = avail_depth(op->operands[i], budget - 1);
+        if (od > d) d = od;
+    }
+    return d;
+}
+
 LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
-                               int r) {
+                               Value *const *idx_v, int r) {
+    /* Compare the dims in the order their indices become available, outermost loop first: the
+     * conjunction of the dims a loop does not change is then one value computed before it (LLVM
+     * hoists it), and each iteration adds only its own dims' compares, where the textual order
+     * (n, c, h, w of a conv's x[n, cs, h, w] inside the loop over c) would leave every partial
+     * conjunction inside the loop. The conjunction is the same in any order. */
+    int order[BOUNDS_ORDER_MAX_RANK], depth[BOUNDS_ORDER_MAX_RANK];
+    int nord = rank < BOUNDS_ORDER_MAX_RANK ? rank : BOUNDS_ORDER_MAX_RANK;
+    for (int d = 0; d < nord; d++) {
+        depth[d] = idx_v ? avail_depth(idx_v[d], 8) : 0;
+        int j = d;
+        for (; j > 0 && depth[order[j - 1]] > depth[d]; j--) order[j] = order[j - 1];
+        order[j] = d;
+    }
     LLVMValueRef c = NULL;
-    for (int d = 0; d < rank; d++) {
+    for (int k = 0; k < rank; k++) {
+        int d = k < nord ? order[k] : k;
         LLVMValueRef i = reg_of(idx[d], r), size = vw->regs[1 + d];
         if (i32 && LLVMTypeOf(i) == cg->t_i32 && !ir_type_is_unsigned(idx_t[d])) {
             /* The i32 fact bounds every size by 2^31, and a signed i32 index lies in [-2^31, 2^31):
@@ -240,7 +285,8 @@ static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef c) {
 static LLVMValueRef condition(Cg *cg, Access *a, int r) {
     LLVMValueRef c = NULL;
     if (a->mask) c = a->mask->regs[r];
-    if (a->bounds && a->rank > 0) c = and_i1(cg, c, cg_view_in_bounds(cg, a->vw, a->rank, a->idx, a->idx_t, a->i32, r));
+    if (a->bounds && a->rank > 0)
+        c = and_i1(cg, c, cg_view_in_bounds(cg, a->vw, a->rank, a->idx, a->idx_t, a->i32, a->op->operands + (a->load ? 1 : 2), r));
     if (!a->load) {
         if (!a->tile) c = and_i1(cg, c, LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), ""));
         else if (a->replicated) c = and_i1(cg, c, cg_owner(cg, &a->rm, r));

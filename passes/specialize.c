@@ -17,6 +17,13 @@
  *                  i32                 sum_d (size_d - 1) * |stride_d| < 2^31 and every size_d <= 2^31:
  *                                     offsets fit in i32, indices compare in 32 bits
  *
+ * A kernel that accesses a view inside a `for` loop also gets a second clone, K__<code> with `i`
+ * for every view and `x` for the rest, placed between K and the full clone: the view offsets in
+ * i32 alone. The full clone's alignment, contig and div16 facts fail on many real shapes (an NCHW
+ * activation at 56x56 has the H stride 56), and without this clone such a launch falls back to
+ * the generic variant's i64 offsets and 64-bit bounds compares, which a loop pays on every
+ * iteration (a conv's k-step). The runtime checks i32 before launching it like any fact.
+ *
  * Facts are written comma-separated in that order. The clone's name spells them one letter group
  * per parameter, joined by '_' (a align16, c contig, d div16, i i32, x none), which stays a valid
  * PTX identifier: vadd(ptr, ptr, ptr, i32) -> vadd__a_a_a_d. Both variants carry
@@ -128,19 +135,44 @@ static Func *clone_after(IrModule *m, Func *k, const char *name) {
     return c;
 }
 
-/* Adds the variant of kernel k; false (after an error) when its name is taken. */
-static bool specialize_kernel(IrModule *m, Func *k, PassContext *ctx) {
+/* Whether op sits inside the body of a `for`. */
+static bool inside_for(const Op *op) {
+    for (const Block *b = op->parent; b && b->parent && b->parent->parent_op; b = b->parent->parent_op->parent)
+        if (b->parent->parent_op->kind == OP_FOR) return true;
+    return false;
+}
+
+static void scan_loop_view_access(Op *op, void *vctx) {
+    bool *found = vctx;
+    if (!*found && (op->kind == OP_VIEW_LOAD || op->kind == OP_VIEW_STORE) && inside_for(op)) *found = true;
+}
+
+/* Whether kernel k reads or writes a view inside a loop: its address arithmetic and bounds
+ * compares then run once per iteration, which is what i32 offsets save. */
+static bool accesses_view_in_loop(Func *k) {
+    bool found = false;
+    ir_walk_func(k, scan_loop_view_access, &found);
+    return found;
+}
+
+/* The facts parameter i (of type t) carries in the i32-only variant. */
+static const char *i32_facts_of(const Type *t) { return t && t->kind == TY_VIEW ? "i32" : ""; }
+
+/* Adds the variant of kernel k; false (after an error) when its name is taken. i32_only: the
+ * variant assumes i32 on every view and nothing else (i32_facts_of), else facts_of. */
+static bool add_variant(IrModule *m, Func *k, PassContext *ctx, bool i32_only) {
     Block *b = ir_func_block(k);
     int n = b->num_args;
     bool any = false;
-    for (int i = 0; i < n; i++) any |= *facts_of(k, i, b->args[i]->type) != 0;
+    for (int i = 0; i < n; i++)
+        any |= *(i32_only ? i32_facts_of(b->args[i]->type) : facts_of(k, i, b->args[i]->type)) != 0;
     if (!any) return false;
 
     StrBuf name = {0}, summary = {0};
     sb_printf(&name, "%s__", k->name);
     Attr **items = arena_calloc(m->arena, (size_t)n, sizeof *items);
     for (int i = 0; i < n; i++) {
-        const char *f = facts_of(k, i, b->args[i]->type);
+        const char *f = i32_only ? i32_facts_of(b->args[i]->type) : facts_of(k, i, b->args[i]->type);
         items[i] = ir_attr_string(m, f);
         if (i) sb_putc(&name, '_');
         mangle_facts(&name, f);
@@ -172,7 +204,13 @@ bool pass_specialize(IrModule *m, PassContext *ctx) {
     PtrVec kernels = {0};
     for (Func *f = m->first; f; f = f->next)
         if (f->kind == FUNC_KERNEL && !ir_func_attr(f, "variant_of")) ptrvec_push(&kernels, f);
-    for (int i = 0; i < kernels.len; i++) changed |= specialize_kernel(m, kernels.items[i], ctx);
+    for (int i = 0; i < kernels.len; i++) {
+        Func *k = kernels.items[i];
+        bool loop_views = accesses_view_in_loop(k);
+        /* The full variant first, then the i32 one, inserted between k and the full one. */
+        if (add_variant(m, k, ctx, false) && loop_views) add_variant(m, k, ctx, true);
+        changed |= ir_func_attr(k, "variant_of") != NULL;
+    }
     ptrvec_free(&kernels);
     return changed;
 }

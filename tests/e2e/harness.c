@@ -502,8 +502,12 @@ static bool check_variant(E2e *t, const char *kernel, E2eVariant expect) {
     const char *v = tlrt_last_variant(t->mod);
     if (!v) v = "(none)";
     size_t n = strlen(kernel);
-    bool specialized = !strncmp(v, kernel, n) && v[n] == '_' && v[n + 1] == '_';
-    bool generic = !strcmp(v, kernel);
+    bool variant = !strncmp(v, kernel, n) && v[n] == '_' && v[n + 1] == '_';
+    /* The i32 variant (passes/specialize.c: kernels with views in loops) assumes only that view
+     * offsets fit in 32 bits; it stands in for the generic one where another fact fails. */
+    bool i32_only = variant && v[n + 2 + strspn(v + n + 2, "ix_")] == 0;
+    bool specialized = variant && !i32_only;
+    bool generic = !strcmp(v, kernel) || i32_only;
     printf("  variant: %s\n", v);
     t->checks++;
     if (expect == E2E_SPECIALIZED && !specialized) {
@@ -511,7 +515,7 @@ static bool check_variant(E2e *t, const char *kernel, E2eVariant expect) {
         return false;
     }
     if (expect == E2E_GENERIC && !generic) {
-        e2e_fail(t, "expected the generic variant %s (an argument fact fails), got %s", kernel, v);
+        e2e_fail(t, "expected the generic or i32 variant of %s (an argument fact fails), got %s", kernel, v);
         return false;
     }
     if (expect == E2E_ANY_VARIANT && !specialized && !generic) {

@@ -78,7 +78,8 @@ typedef struct E2eBuf {
 } E2eBuf;
 
 /* Which variant a launch must pick: the specialised one (every argument fact holds: aligned
- * buffers, sizes divisible by 16) or the generic one (an offset pointer, an odd size). */
+ * buffers, sizes divisible by 16) or the generic one (an offset pointer, an odd size), for which
+ * the i32 variant of a kernel with views in loops (only "offsets fit in 32 bits") also counts. */
 typedef enum E2eVariant { E2E_ANY_VARIANT, E2E_SPECIALIZED, E2E_GENERIC } E2eVariant;
 
 /* One kernel argument, device-independent (pointers and views name an E2eBuf and an element offset). */
