@@ -36,7 +36,9 @@ static const char *num(GpGraph *g, int64_t v) { return arena_printf(g->a, "%lld"
 bool gp_is_row_group(Op *const *mem, int n) {
     if (n < 2 || mem[0]->kind != OP_G_REDUCE) return false;
     for (int i = 1; i < n; i++)
-        if (mem[i]->kind == OP_G_RESHAPE || mem[i]->kind == OP_G_MATMUL || mem[i]->kind == OP_G_SOFTMAX) return true;
+        if (mem[i]->kind == OP_G_RESHAPE || mem[i]->kind == OP_G_MATMUL || mem[i]->kind == OP_G_SOFTMAX ||
+            mem[i]->kind == OP_G_CONV2D)
+            return true;
     return false;
 }
 
@@ -47,11 +49,16 @@ static bool linear_args(GpGraph *g, GpLaunch *l, Op *mm, const char *T, const ch
     int c = w >= 0 && mm->num_operands > 2 ? gp_tensor_of(g, mm->operands[2], mm->loc) : -2;
     if (w < 0 || c == -1) return false;
     static const int swap[2] = {1, 0};
-    gp_arg_view(g, l, w, attr_true(mm, "trans_b") ? NULL : swap, 2, NULL, 0); /* w [K, C], or [C, K] transposed */
-    *alpha = attr_num(mm, "alpha", 1.0);
+    bool conv = mm->kind == OP_G_CONV2D;
+    if (conv) /* a 1x1 conv's weight [K, C, 1, 1] is the [K, C] of a linear layer */
+        gp_arg_view(g, l, gp_reshape(g, w, 2, gp_t(g, w)->dims, arena_printf(g->a, "%s_kc", gp_t(g, w)->name)), NULL, 0,
+                    NULL, 0);
+    else
+        gp_arg_view(g, l, w, attr_true(mm, "trans_b") ? NULL : swap, 2, NULL, 0); /* w [K, C], or [C, K] transposed */
+    *alpha = conv ? 1.0 : attr_num(mm, "alpha", 1.0);
     *beta = 0.0;
     if (c >= 0) {
-        *beta = attr_num(mm, "beta", 1.0);
+        *beta = conv ? 1.0 : attr_num(mm, "beta", 1.0);
         gp_arg_view(g, l, gp_reshape(g, c, 1, &K, arena_printf(g->a, "%s_k", gp_t(g, c)->name)), NULL, 0, NULL, 0);
     } else {
         gp_arg_view(g, l, gp_zero_buffer(g, T, 1, (const char *[]){"1"}), NULL, 0, &K, 1);
@@ -114,7 +121,9 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
     if (y < 0 || (rc.nlinear == 2 && !k1dims)) return false;
     GpTensor *X = gp_t(g, x), *Y = gp_t(g, y);
     const char *ncl[3] = {X->dims[0], gp_prod(g, X->dims, 1, rc.first_axis), gp_prod(g, X->dims, rc.first_axis, X->rank)};
-    const char *R = Y->dims[1];
+    /* The row [N, R]: a [N, R, 1, 1] result (a 1x1 conv's) is viewed so. */
+    const char *R = gp_prod(g, Y->dims, 1, Y->rank);
+    int yv = gp_reshape(g, y, 2, (const char *[]){Y->dims[0], R}, arena_printf(g->a, "%s_row", Y->name));
     int kid = graph_kind_of(r);
     int pool = kid < 0 ? 0 : graph_kind((GraphKindId)kid)->code; /* std_row_chain's POOL: the reduce's code */
     /* Tile sizes: the rows from the rule, the channel and pooled-axis blocks within the budgets. */
@@ -170,7 +179,7 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
         gp_arg_view(g, l, z, NULL, 0, wd, 2);
         gp_arg_view(g, l, z, NULL, 0, &R, 1);
     }
-    gp_arg_view(g, l, y, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
     gp_arg_f32(g, l, a1);
     gp_arg_f32(g, l, b1);
     gp_arg_f32(g, l, a2);

@@ -95,6 +95,30 @@ static const char *contract_why(Func *g, Arena *a, const Op *r, const Op *u, con
     return NULL;
 }
 
+/* Whether conv2d u is a 1x1 convolution of a [N, C, 1, 1] row: its output element (n, k, 0, 0) reads
+ * row(n, *) . w(k, *, 0, 0), a contraction like a linear layer's (squeeze-and-excitation as exported by
+ * PyTorch). *why when it is not, or NULL. */
+static const char *conv_contract_why(Func *g, Arena *a, const Op *r, const Op *u, const Value *v, const char *N,
+                                     const char *len, const char **k) {
+    const Type *vt = v->type, *wt = u->operands[1]->type, *yt = u->results[0].type;
+    const Value *c = u->num_operands > 2 ? u->operands[2] : NULL;
+    const Attr *pad = ir_op_attr(u, "padding");
+    const char *layout = ir_op_attr_str(u, "layout");
+    bool zero_pad = !pad || pad->kind == ATTR_ARRAY;
+    for (int i = 0; pad && zero_pad && i < pad->n; i++) zero_pad = pad->items[i]->kind == ATTR_INT && pad->items[i]->i == 0;
+    if (u->operands[0] != v || vt->kind != TY_TENSOR || vt->rank != 4 || vt->dims[2] != 1 || vt->dims[3] != 1 ||
+        strcmp(prod_text(a, vt, 0, 1), N) || strcmp(prod_text(a, vt, 1, 2), len))
+        return arena_printf(a, "conv2d does not read %s as a row [%s, %s, 1, 1]", vname(a, v), N, len);
+    if (wt->kind != TY_TENSOR || wt->rank != 4 || wt->dims[2] != 1 || wt->dims[3] != 1 || strcmp(prod_text(a, wt, 1, 2), len) ||
+        ir_op_attr_int(u, "groups", 1) != 1 || !zero_pad || (layout && strcmp(layout, "NCHW")) || yt->kind != TY_TENSOR ||
+        yt->rank != 4 || yt->dims[2] != 1 || yt->dims[3] != 1)
+        return arena_printf(a, "conv2d is not a 1x1 convolution of the whole row (weight %s)", ir_type_str(g->module, wt));
+    if (!before(g, u->operands[1], r) || (c && !before(g, c, r)))
+        return arena_printf(a, "conv2d's weight or bias is computed after the reduce, the first op of the row");
+    *k = prod_text(a, yt, 1, 2);
+    return NULL;
+}
+
 int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, const char **why, Op **stop) {
     memset(rc, 0, sizeof *rc);
     *why = NULL;
@@ -126,11 +150,12 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
             if (!*why && (u->num_operands != 1 || u->results[0].type != v->type))
                 *why = arena_printf(a, "%s changes the row's type", graph_op_label(u));
             role = ROW_POINTWISE;
-        } else if (u->kind == OP_G_MATMUL) {
+        } else if (u->kind == OP_G_MATMUL || u->kind == OP_G_CONV2D) {
             const char *k = NULL;
             if (rc->softmax) *why = "only pointwise ops follow the softmax in a row kernel";
             else if (rc->nlinear == ROW_CHAIN_LINEARS)
                 *why = arena_printf(a, "the row kernel composes at most %d linear layers", ROW_CHAIN_LINEARS);
+            else if (u->kind == OP_G_CONV2D) *why = conv_contract_why(g, a, r, u, v, N, len, &k);
             else *why = contract_why(g, a, r, u, v, N, len, &k);
             int64_t lit;
             if (!*why && rc->nlinear == 1) {

@@ -8,7 +8,8 @@
  *   view       a reshape that keeps dim 0 and the row's length (flatten [N, C, 1, 1] -> [N, C])
  *   pointwise  an op whose output element reads the same element of the row, and nothing else
  *   contract   a matmul reading the row [N, C] as its left operand and contracting exactly that axis
- *              with a weight made before the chain ([K, C] with trans_b, or [C, K]): a new row of K
+ *              with a weight made before the chain ([K, C] with trans_b, or [C, K]), or a 1x1 conv2d of
+ *              a [N, C, 1, 1] row (weight [K, C, 1, 1]): a new row of K
  *   normalize  a softmax / log_softmax along the row (the last axis of [N, R])
  *
  * with every intermediate of one use and no graph output, at most two contractions (the row kernel's

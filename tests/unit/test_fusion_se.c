@@ -3,7 +3,8 @@
  * --no-fold-bn) to host shared objects, run by tlrt_plan_* in the emulator on the same random inputs:
  *   - the plan's launch count: SE -> multiply -> conv 1x1 is 2 launches fused (the row chain GAP -> linear
  *     -> act -> linear -> sigmoid, then the conv with x * s as the prologue of its input loads), 7
- *     unfused; with a symbolic middle row (refused, with a remark) 3;
+ *     unfused; with a symbolic middle row (refused, with a remark) 3; with the layers as 1x1 convs of the
+ *     pooled [N, C, 1, 1] (PyTorch's export of SqueezeExcitation) 2 as well;
  *   - both results against a float64 reference computed here from the (rounded) inputs;
  *   - C, H*W and K not multiples of the block sizes, N = 1 and N > 1, C above the 1024-value row tile of
  *     a symbolic C (the final row split, a second pass).
@@ -38,6 +39,7 @@ typedef struct SeCase {
     Act act;
     bool bias;
     int mid;            /* the middle row's length (w1 [mid, C]) */
+    bool conv;          /* the layers are 1x1 convs: w1 [mid, C, 1, 1], w2 [C, mid, 1, 1] */
     int fused, unfused; /* launches per run */
     int64_t N, C, H, W, K;
 } SeCase;
@@ -104,8 +106,9 @@ static Tensor run(TlrtModule *mod, const SeCase *c, const SeData *d, int *launch
         return out;
     }
     *launches = tlrt_plan_launch_count(p);
-    int64_t R = c->mid, w1d[2] = {R, c->C}, w2d[2] = {c->C, R}, wcd[4] = {c->K, c->C, 1, 1};
-    bool ok = bind(p, "w1", &d->w1, 2, w1d) && bind(p, "w2", &d->w2, 2, w2d) && bind(p, "wc", &d->wc, 4, wcd);
+    int64_t R = c->mid, w1d[4] = {R, c->C, 1, 1}, w2d[4] = {c->C, R, 1, 1}, wcd[4] = {c->K, c->C, 1, 1};
+    int wr = c->conv ? 4 : 2;
+    bool ok = bind(p, "w1", &d->w1, wr, w1d) && bind(p, "w2", &d->w2, wr, w2d) && bind(p, "wc", &d->wc, 4, wcd);
     if (ok && c->bias) ok = bind(p, "b1", &d->b1, 1, &R) && bind(p, "b2", &d->b2, 1, &c->C);
     TlrtView xv = {.rank = 4, .data = d->x.dev, .sizes = {c->N, c->C, c->H, c->W}};
     ok = ok && tlrt_plan_bind_input(p, "x", &xv) == TLRT_OK;
@@ -178,15 +181,16 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const SeCase *c) {
     t_free(&d.wc);
 }
 
-/*                        graph      dt   act   bias mid fused unfused N  C     H  W  K */
+/*                        graph      dt   act   bias mid conv fused unfused N  C     H  W  K */
 static const SeCase cases[] = {
-    {"se", F32, RELU, true, 16, 2, 7, 2, 64, 7, 7, 32},
-    {"se", F32, RELU, true, 16, 2, 7, 1, 37, 5, 3, 19},
-    {"se", F32, RELU, true, 16, 2, 7, 1, 1100, 2, 3, 5}, /* C above the symbolic row tile: the split path */
-    {"se_bf16", BF16, RELU, true, 16, 2, 7, 2, 64, 7, 7, 32},
-    {"se_bf16", BF16, RELU, true, 16, 2, 7, 1, 37, 5, 3, 19},
-    {"se_silu", F32, SILU, false, 8, 2, 7, 3, 40, 4, 4, 24},
-    {"se_sym", F32, RELU, true, 12, 3, 7, 2, 48, 3, 5, 16},
+    {"se", F32, RELU, true, 16, false, 2, 7, 2, 64, 7, 7, 32},
+    {"se", F32, RELU, true, 16, false, 2, 7, 1, 37, 5, 3, 19},
+    {"se", F32, RELU, true, 16, false, 2, 7, 1, 1100, 2, 3, 5}, /* C above the symbolic row tile: the split path */
+    {"se_bf16", BF16, RELU, true, 16, false, 2, 7, 2, 64, 7, 7, 32},
+    {"se_bf16", BF16, RELU, true, 16, false, 2, 7, 1, 37, 5, 3, 19},
+    {"se_silu", F32, SILU, false, 8, false, 2, 7, 3, 40, 4, 4, 24},
+    {"se_sym", F32, RELU, true, 12, false, 3, 7, 2, 48, 3, 5, 16},
+    {"se_conv", F32, RELU, true, 16, true, 2, 7, 2, 40, 5, 5, 24},
 };
 
 int main(void) {
