@@ -70,6 +70,30 @@ static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
     return &c->results[0];
 }
 
+/* The steps spliced at each store of stores (from index 1; view_store or local_scatter, the stored value
+ * operand 1): through te (the element the store writes) to f32, every step in f32, each member's result
+ * rounded to te where the unfused graph stores it, the last one stored as te. */
+static bool splice_stores(IrModule *m, PtrVec *stores, TypeKind t_in, TypeKind te, const GpStep *steps, int nsteps,
+                          Value **side) {
+    for (int si = 1; si < stores->len; si++) {
+        Op *st = stores->items[si];
+        Epi e = {.b = {.m = m, .block = st->parent, .before = st, .loc = st->loc}};
+        e.tf = ir_type_with_elem(m, st->operands[1]->type, ir_type_scalar(m, TY_F32));
+        /* Through the anchor's T first: the unfused consumer would read the anchor's value back from memory. */
+        Value *v = cast(&e, cast(&e, st->operands[1], t_in), TY_F32);
+        for (int i = 0; i < nsteps; i++) {
+            const GpStep *s = &steps[i];
+            v = call(&e, s, v, side);
+            if (!v) return false;
+            /* Each member's result is a tensor in the unfused graph: round to its type where it would be stored. */
+            TypeKind se = s->elem ? s->elem : te;
+            if (se != TY_F32 && i + 1 < nsteps) v = cast(&e, cast(&e, v, se), TY_F32);
+        }
+        ir_op_set_operand(st, 1, cast(&e, v, te));
+    }
+    return true;
+}
+
 bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,
                  int nsides) {
     Block *body = ir_func_block(k);
@@ -95,27 +119,36 @@ bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps,
         ir_func_set_attr(m, k, "view_dims", ir_attr_array(m, items, body->num_args));
     }
     /* The group's result element type: the last step's (a comparison stores bools, where floats again). */
-    TypeKind te = nsteps && steps[nsteps - 1].elem ? steps[nsteps - 1].elem : y->type->elem->kind;
-    if (te != y->type->elem->kind) y->type = ir_type_view(m, ir_type_scalar(m, te), y->type->rank);
-    for (int si = 1; si < stores.len; si++) {
-        Op *st = stores.items[si];
-        Epi e = {.b = {.m = m, .block = st->parent, .before = st, .loc = st->loc}};
-        e.tf = ir_type_with_elem(m, st->operands[1]->type, ir_type_scalar(m, TY_F32));
-        /* Through T first: the unfused consumer would read the anchor's value back from memory. */
-        Value *v = cast(&e, st->operands[1], TY_F32);
-        for (int i = 0; i < nsteps; i++) {
-            const GpStep *s = &steps[i];
-            v = call(&e, s, v, side);
-            if (!v) {
-                ptrvec_free(&stores);
-                return false;
-            }
-            /* Each member's result is a tensor in the unfused graph: round to its type where it would be stored. */
-            TypeKind se = s->elem ? s->elem : te;
-            if (se != TY_F32 && i + 1 < nsteps) v = cast(&e, cast(&e, v, se), TY_F32);
-        }
-        ir_op_set_operand(st, 1, cast(&e, v, te));
-    }
+    TypeKind t_in = y->type->elem->kind;
+    TypeKind te = nsteps && steps[nsteps - 1].elem ? steps[nsteps - 1].elem : t_in;
+    if (te != t_in) y->type = ir_type_view(m, ir_type_scalar(m, te), y->type->rank);
+    bool ok = splice_stores(m, &stores, t_in, te, steps, nsteps, side);
     ptrvec_free(&stores);
-    return true;
+    return ok;
+}
+
+/* The local_alloc of k named name (a `scratch` buffer), or NULL. */
+static void find_alloc(Op *op, void *ctx) {
+    void **c = ctx;
+    const char *nm = op->kind == OP_LOCAL_ALLOC ? ir_op_attr_str(op, "name") : NULL;
+    if (nm && !strcmp(nm, c[0]) && !c[1]) c[1] = &op->results[0];
+}
+
+static void collect_scatters(Op *op, void *ctx) {
+    PtrVec *v = ctx;
+    if (op->kind == OP_LOCAL_SCATTER && op->operands[0] == (Value *)v->items[0]) ptrvec_push(v, op);
+}
+
+bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps) {
+    void *c[2] = {(void *)name, NULL};
+    ir_walk_func(k, find_alloc, c);
+    Value *buf = c[1];
+    if (!buf) return false;
+    PtrVec stores = {0};
+    ptrvec_push(&stores, buf);
+    ir_walk_func(k, collect_scatters, &stores);
+    TypeKind tb = buf->type->elem->kind;
+    bool ok = stores.len > 1 && splice_stores(m, &stores, tb, tb, steps, nsteps, NULL);
+    ptrvec_free(&stores);
+    return ok;
 }

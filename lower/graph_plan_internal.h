@@ -6,7 +6,7 @@
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
  *   graph_plan_print.c    checking launches against their kernels; the plan text
  *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
- *   graph_row_fuse.c      row groups (reduce -> views -> matmul -> softmax, one CTA per sample)
+ *   graph_row_chain.c     row chains (reduce -> views, linear layers, pointwise, softmax: one CTA per row)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
@@ -206,12 +206,13 @@ bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s);
  * reporting at the op. */
 bool gp_lower_grouped(GpGraph *g, Op *op);
 
-/* --- graph_row_fuse.c ------------------------------------------------------------------------ */
-/* Whether the group mem[0..n) is a row group (a reduce followed by a view, matmul or softmax member:
- * passes/fuse_row.h) rather than an anchor with a pointwise chain. */
+/* --- graph_row_chain.c ----------------------------------------------------------------------- */
+/* Whether the group mem[0..n) is a row chain (a reduce followed by a view, matmul or softmax member:
+ * passes/row_chain.h) rather than an anchor with a pointwise chain. */
 bool gp_is_row_group(Op *const *mem, int n);
-/* Lowers a row group to one launch of std_row_head (grid N): only the last member's result gets a
- * buffer. false after reporting at the group (also when its ops are not the chain the matcher makes). */
+/* Lowers a row chain to one launch of std_row_chain (grid N), its pointwise members spliced at the rows
+ * they follow: only the last member's result gets a buffer. false after reporting at the group (also when
+ * its ops are not a row chain by passes/row_chain.h's rule). */
 bool gp_lower_row(GpGraph *g, Op **mem, int n);
 
 /* --- graph_epilogue.c ------------------------------------------------------------------------- */
@@ -222,6 +223,11 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n);
  * indices and mask. false (k untouched) when out is not a view parameter that k stores to. */
 bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,
                  int nsides);
+
+/* Splices steps (no side inputs) into kernel k at every write (local_scatter) to its `scratch` buffer
+ * name, as gp_epilogue does at a view's stores: through the buffer's element type, every step in f32.
+ * false when k has no such buffer or never writes it. */
+bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps);
 
 /* --- graph_prologue.c ------------------------------------------------------------------------ */
 /* The pointwise chain before a group's consumer (passes/fuse_prologue.c): its steps and side inputs. */

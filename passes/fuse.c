@@ -4,13 +4,13 @@
  * consumer's result shape; the consumers' other operands ("side inputs") must exist before the anchor
  * runs. Every op gets `group = G`; groups are numbered in program order of their anchors. The decision
  * is made here, on graph IR, so that it can be printed, tested and explained; the lowering only
- * follows the attribute. A reduce may instead start a row group (fuse_row.h: global_avg_pool -> flatten
- * -> linear -> softmax as one kernel with one CTA per sample), matched before the pointwise chain. A group
+ * follows the attribute. A reduce may instead start a row chain (row_chain.h: ops that keep the row axis,
+ * such as global_avg_pool -> flatten -> linear -> softmax, as one kernel with one CTA per row). A group
  * that is a pointwise chain may become the prologue of the op reading it (fuse_prologue.c): that op joins
  * the group, and its own pointwise chain follows. */
 #include <string.h>
 #include "fuse_cost.h"
-#include "fuse_row.h"
+#include "row_chain.h"
 #include "graph_passes.h"
 #include "pass.h"
 #include "../support/arena.h"
@@ -25,7 +25,7 @@ typedef struct Fuse {
     int *anchor;  /* per op: its group's anchor index */
     int *sides;   /* per anchor: its chain's side inputs so far, in quarters (fuse_cost_sides) */
     const TgtTarget *target; /* whose register budget the cost model checks (NULL: tgt_default) */
-    bool *row;    /* per anchor: a row group (fuse_row.h) */
+    bool *row;    /* per anchor: a row chain (row_chain.h) */
     RowChain *rows; /* per anchor of a row group: its chain (row tile for the remark) */
     const char **row_why; /* per op: why a row chain stopped at it (its remark), or NULL */
     int *store;   /* per anchor: the op whose kernel the group is (itself, or the consumer its pointwise chain
@@ -51,16 +51,15 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (uses > 1) return arena_printf(a, "%s has %d uses", graph_value_name(a, r), uses);
     if (f->row_why[ci]) return f->row_why[ci];
     if (f->row[f->anchor[pi]])
-        return arena_printf(a, "kernel %d is a row group (one CTA per row), and nothing is spliced after its softmax or "
-                            "linear store yet", f->group[pi]);
+        return arena_printf(a, "kernel %d is a row chain (one CTA per row) that ends at its store", f->group[pi]);
     if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", graph_value_name(a, r));
     /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
      * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
-     * chain that starts at a reduce over the trailing axes is made one kernel per row (fuse_row.h). */
+     * chain that starts at a reduce over the trailing axes is made one kernel per row (row_chain.h). */
     bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL;
     if (!graph_op_is_pointwise(c) && row)
         return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
-                            "compute (row groups start at a reduce over the trailing axes, docs/passes/fuse.md)",
+                            "compute (row chains start at a reduce over the trailing axes, docs/passes/fuse.md)",
                             short_name(c), graph_value_name(a, r));
     if (!graph_op_is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
@@ -107,14 +106,14 @@ static int sole_user(const Fuse *f, int from, const Value *r) {
     return -1;
 }
 
-/* A row group at reduce i (fuse_row.h): true when its members took the group; else the reason the
+/* A row chain at reduce i (row_chain.h): true when its members took the group; else the reason the
  * chain stopped is kept for the remark of the edge it stopped at (and of the reduce's own consumer,
  * whose remark would otherwise only say "a view" when the stop is after a reshape). */
 static bool row_group(Fuse *f, Arena *a, int i) {
     RowChain rc;
     const char *why;
     Op *stop;
-    int n = fuse_row_match(f->g, f->ops[i], &rc, a, &why, &stop);
+    int n = fuse_row_chain(f->g, f->ops[i], f->target, &rc, a, &why, &stop);
     for (int k = 1; k < n; k++) {
         int m = index_of(f, rc.ops[k]);
         f->group[m] = f->group[i];
@@ -125,9 +124,11 @@ static bool row_group(Fuse *f, Arena *a, int i) {
         f->row[i] = true;
         f->rows[i] = rc;
     }
-    if (why && stop) {
+    /* A pointwise op that stops a chain with no row op yet is left to the reduction epilogue's own rule. */
+    bool row_op = stop && (stop->kind == OP_G_MATMUL || stop->kind == OP_G_SOFTMAX || stop->kind == OP_G_RESHAPE);
+    if (why && stop && (n || row_op)) {
         int si = index_of(f, stop);
-        if (si >= 0) f->row_why[si] = n ? why : arena_printf(a, "no row group at %s: %s", short_name(stop), why);
+        if (si >= 0) f->row_why[si] = n ? why : arena_printf(a, "no row chain at %s: %s", short_name(stop), why);
         const Value *r = f->ops[i]->results;
         int first = sole_user(f, i, r);
         if (!n && first >= 0 && first != si) f->row_why[first] = f->row_why[si];
@@ -183,29 +184,48 @@ static void partition(Fuse *f, Arena *a) {
     }
 }
 
-/* The remarks of a row group's member ci (r its chain operand): the group itself at its second member,
- * then one per member with the bytes it keeps out of DRAM (a reshape is a view: the bytes are the
- * consumer's of the view). */
+/* The remarks of a row chain's member ci (r its chain operand): the chain itself at its second member,
+ * then one per member with the bytes it keeps out of DRAM and where its input lives (a reshape is a view:
+ * the bytes are the consumer's of the view). */
 static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Value *r) {
     const Op *c = f->ops[ci];
     int an = f->anchor[ci];
     const RowChain *rc = &f->rows[an];
+    int k = 0;
+    while (k < rc->n && rc->ops[k] != c) k++;
     if (f->prev[ci] == an) {
         StrBuf sb = {0};
-        for (int k = 0; k < rc->n; k++) sb_printf(&sb, "%s%s", k ? " -> " : "", short_name(rc->ops[k]));
+        for (int i = 0; i < rc->n; i++) sb_printf(&sb, "%s%s", i ? " -> " : "", short_name(rc->ops[i]));
         const Type *y = rc->ops[rc->n - 1]->results->type;
-        diag_remark(d, f->ops[an]->loc, "row group: %s is kernel %d, one CTA per row of %s (%s values of the row held "
-                    "%lld at a time%s)", sb_str(&sb), f->group[an], ir_type_str(f->g->module, y), rc->matmul ? "K" : "C",
-                    (long long)rc->row, rc->row_symbolic ? "; a longer row re-reads x per chunk" : "");
+        diag_remark(d, f->ops[an]->loc, "row chain: %s is kernel %d, one CTA per row of %s (%lld values of the final row "
+                    "held at a time%s)", sb_str(&sb), f->group[an], ir_type_str(f->g->module, y), (long long)rc->row,
+                    !rc->split ? "" : rc->row_symbolic ? "; a longer row at run time is split, a second pass re-reading x"
+                                                       : "; the row is split, a second pass re-reading x");
         sb_free(&sb);
+    }
+    /* Where the member's input row lives: the row it reads (the pooled, middle or final row). */
+    RowAt at = ROW_AT_POOLED;
+    for (int i = 1, lin = 0; i < k; i++) {
+        lin += rc->role[i] == ROW_CONTRACT;
+        if (rc->role[i] == ROW_NORMALIZE) at = ROW_AT_STORE;
+        else if (at != ROW_AT_STORE) at = lin == rc->nlinear ? ROW_AT_FINAL : lin ? ROW_AT_MID : ROW_AT_POOLED;
+    }
+    if (at == ROW_AT_POOLED && !rc->nlinear) at = ROW_AT_FINAL;
+    const char *home = fuse_row_home(rc, at, a);
+    if (k < rc->n && rc->role[k] == ROW_POINTWISE) {
+        static const char *const row_name[] = {"pooled", "middle", "final", "stored"};
+        home = rc->at[k] == ROW_AT_STORE
+                   ? "registers (applied at the kernel's store)"
+                   : arena_printf(a, "registers (applied as the %s row is written; that row lives in %s)", row_name[rc->at[k]],
+                                  fuse_row_home(rc, rc->at[k], a));
     }
     if (c->kind == OP_G_RESHAPE)
         diag_remark(d, c->loc, "fused reshape into %s (kernel %d, one CTA per row): a view of the row", short_name(f->ops[an]),
                     f->group[ci]);
     else
         diag_remark(d, c->loc, "fused %s into %s (kernel %d, one CTA per row): saves %s bytes of DRAM traffic; "
-                    "its input stays in the CTA's registers", short_name(c), short_name(f->ops[an]), f->group[ci],
-                    graph_bytes_text(a, r->type, 2));
+                    "its input stays in %s", short_name(c), short_name(f->ops[an]), f->group[ci],
+                    graph_bytes_text(a, r->type, 2), home);
 }
 
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */

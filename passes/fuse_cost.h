@@ -3,7 +3,7 @@
  * the target's per-thread limit (support/targets.def, regs_per_thread). The fuse pass refuses the consumer
  * that would take the estimate over the limit, with a remark giving the estimate. A fused epilogue adds no
  * shared memory: its side inputs are loaded from global memory straight into registers, and the chain
- * runs on the values the anchor stores (the row groups' own budget is fuse_row.h's). */
+ * runs on the values the anchor stores (the row chains' own budget is row_chain.h's). */
 #ifndef TILEC_PASSES_FUSE_COST_H
 #define TILEC_PASSES_FUSE_COST_H
 #include <stdbool.h>

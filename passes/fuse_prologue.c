@@ -12,9 +12,9 @@
  *  - wgmma reads its B operand (conv2d's input, a matmul's b) straight from the shared memory cp.async
  *    fills, where no code runs between the copy and the product: with --wgmma an f16/bf16 conv2d or
  *    matmul takes no prologue;
- *  - a reduce that starts a row group (fuse_row.h) keeps it: the row group saves more than the prologue. */
+ *  - a reduce that starts a row chain (row_chain.h) keeps it: the row group saves more than the prologue. */
 #include <string.h>
-#include "fuse_row.h"
+#include "row_chain.h"
 #include "graph_passes.h"
 #include "../ir/graph_kinds.h"
 #include "../support/strbuf.h"
@@ -123,8 +123,8 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
         RowChain rc;
         const char *why;
         Op *stop;
-        if (fuse_row_match(g, c, &rc, a, &why, &stop))
-            return arena_printf(a, "%s starts a row group, which keeps its input in one CTA per row", cn);
+        if (fuse_row_chain(g, c, NULL, &rc, a, &why, &stop))
+            return arena_printf(a, "%s starts a row chain, which keeps its input in one CTA per row", cn);
     }
     for (int i = 0; i < c->num_operands; i++)
         if (i != k && !available(c->operands[i], chain[0], 0))

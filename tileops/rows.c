@@ -1,5 +1,6 @@
 /* libtileops row operators over the last axis: softmax / log_softmax (lang/std's std_softmax),
- * layernorm (tileops/kernels/layernorm.tile) and the fused classifier head (std_row_head). */
+ * layernorm (tileops/kernels/layernorm.tile) and the fused classifier head (lang/std's std_row_chain with one
+ * linear layer, the kernel graphs fuse row chains into). */
 #include "tileops/internal.h"
 
 static TileopsStatus check_rows(TileopsHandle *h, const char *fn, int64_t rows, int64_t cols) {
@@ -55,9 +56,12 @@ TileopsStatus tileops_gap_linear_softmax(TileopsHandle *h, TileopsDtype dtype, i
         (st = tops_check_elems(h, fn, "x", 3, xs)) || (st = tops_check_elems(h, fn, "w", 2, ws)) ||
         (st = tops_check_elems(h, fn, "y", 2, ys)))
         return st;
-    /* alpha = 1; beta = 0 leaves b unread (BLAS), so an absent bias is any [K] view: w's first row. */
-    TlrtArg args[6] = {tops_view(x, 3, xs, NULL), tops_view(w, 2, ws, NULL), tops_view(b ? b : w, 1, ks, NULL),
-                       tops_view(y, 2, ys, NULL), tops_f32(1.0f), tops_f32(b ? 1.0f : 0.0f)};
+    /* alpha = 1; beta = 0 leaves b unread (BLAS), so an absent bias is any [K] view: w's first row. The
+     * kernel's first linear stage is unused (LINEARS = 1): w1 [C, C] and b1 [C] are unread stride-0 views. */
+    const int64_t cs[2] = {c, c}, zero[2] = {0, 0};
+    TlrtArg args[10] = {tops_view(x, 3, xs, NULL), tops_view(w, 2, cs, zero), tops_view(w, 1, cs, zero),
+                        tops_view(w, 2, ws, NULL), tops_view(b ? b : w, 1, ks, NULL), tops_view(y, 2, ys, NULL),
+                        tops_f32(1.0f), tops_f32(0.0f), tops_f32(1.0f), tops_f32(b ? 1.0f : 0.0f)};
     const unsigned grid[3] = {(unsigned)n, 1, 1};
-    return tops_launch(h, fn, TOPS_MOD_head_f32, grid, args, 6, stream);
+    return tops_launch(h, fn, TOPS_MOD_head_f32, grid, args, 10, stream);
 }

@@ -1,4 +1,4 @@
-/* Row groups end to end (passes/fuse_row.c, lower/graph_row_fuse.c, lang/std/row_head.tile): the classifier
+/* Row chains end to end (passes/row_chain.c, lower/graph_row_chain.c, lang/std/row.tile): the classifier
  * head of examples/head.tile (global_avg_pool -> flatten -> linear -> softmax) and the variants of
  * Inputs/row_fusion.tile / row_fusion_out.tir compiled fused (the default) and unfused (--no-fuse
  * --no-fold-bn) to host shared objects, run by tlrt_plan_* in the emulator on the same random inputs:

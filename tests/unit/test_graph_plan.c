@@ -192,7 +192,7 @@ static void test_block(TlrtModule *mod, bool second) {
     CHECK(tlrt_plan_create(mod, "block", &p) == TLRT_OK);
     if (!p) return;
     /* Fused (the default): conv+BN+relu is one launch after 2 prepares (the fold); global_avg_pool ->
-     * reshape -> linear -> softmax is one more (a row group, docs/passes/fuse.md). */
+     * reshape -> linear -> softmax is one more (a row chain, docs/passes/fuse.md). */
     CHECK(tlrt_plan_launch_count(p) == 2 && tlrt_plan_prepare_count(p) == 2);
     const int N = 2, C = 4, H = 7, W = 6, K = 8, P = 4, Q = 3, F = 5;
     float *x = rand_vec((size_t)N * C * H * W, -1, 1), *w1 = rand_vec((size_t)K * C * 9, -0.5, 0.5);
