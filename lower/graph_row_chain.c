@@ -11,7 +11,7 @@
 
 /* Tile budgets (elements per tile): the [ROW or MID, BLOCK_C] weight tiles and the [BLOCK_C, BLOCK_L] (or
  * [ROW, BLOCK_L]) input tiles; 4096 f32 are 32 registers per thread at 4 warps. */
-enum { WEIGHT_TILE = 4096, INPUT_TILE = 2048, BLOCK_C_MAX = 64, BLOCK_L_SYMBOLIC = 32 };
+enum { WEIGHT_TILE = 4096, INPUT_TILE = 2048, BLOCK_C_MAX = 32, BLOCK_L_SYMBOLIC = 32 };
 
 static double attr_num(const Op *op, const char *name, double dflt) {
     const Attr *a = ir_op_attr(op, name);
