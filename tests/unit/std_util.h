@@ -374,6 +374,25 @@ static void compare(const char *name, Tensor *out, const double *want, const dou
     compare_at(name, out, NULL, want, mag, terms, rtol32, out->n);
 }
 
+/* Compares got's host values (already downloaded) with ref: tolerance mag_rel * mag[i] (mag NULL: none) +
+ * rel * |ref[i]| + 1e-5; prints one line for the case and the first few mismatches. */
+static void check_host(const char *what, const Tensor *got, const double *ref, const double *mag, double mag_rel,
+                       double rel) {
+    size_t bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < got->n; i++) {
+        double tol = (mag ? mag_rel * mag[i] : 0) + rel * fabs(ref[i]) + 1e-5, err = fabs(got->h[i] - ref[i]);
+        if (!(err <= tol)) {
+            if (bad++ < 4) fprintf(stderr, "  %s[%zu]: got %.9g, want %.9g (tolerance %.3g)\n", what, i, got->h[i], ref[i], tol);
+        } else if (err / tol > worst) {
+            worst = err / tol;
+        }
+    }
+    if (bad) fprintf(stderr, "FAIL %s: %zu of %zu wrong\n", what, bad, got->n);
+    else printf("ok   %s (largest error %.2f of the tolerance)\n", what, worst);
+    CHECK(bad == 0);
+}
+
 /* A case name, printf style (static storage, one at a time). */
 static const char *casename(const char *fmt, ...) {
     static char buf[256];

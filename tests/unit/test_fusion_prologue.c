@@ -204,22 +204,6 @@ static Tensor run(TlrtModule *mod, const Case *c, const Inputs *in, size_t ny, i
 }
 
 /* got against want within rtol * mag + 1e-5; prints the worst error as a fraction of the tolerance. */
-static void check_out(const char *what, const Tensor *got, const double *want, const double *mag, double rtol) {
-    size_t bad = 0;
-    double worst = 0;
-    for (size_t i = 0; i < got->n; i++) {
-        double tol = rtol * mag[i] + 1e-5, err = fabs(got->h[i] - want[i]);
-        if (!(err <= tol)) {
-            if (bad++ < 4) fprintf(stderr, "  %s[%zu]: got %.9g, want %.9g (tolerance %.3g)\n", what, i, got->h[i], want[i], tol);
-        } else if (err / tol > worst) {
-            worst = err / tol;
-        }
-    }
-    if (bad) fprintf(stderr, "FAIL %s: %zu of %zu wrong\n", what, bad, got->n);
-    else printf("ok   %s (largest error %.2f of the tolerance)\n", what, worst);
-    CHECK(bad == 0);
-}
-
 static void test_case(TlrtModule *fused, TlrtModule *unfused, const Case *c) {
     int64_t N = c->N, C = c->C, H = c->H, W = c->W, K = c->K;
     bool mm = c->kind == GELU_MM, sm = c->kind == AFFINE_SOFTMAX, gap = c->kind == BN_GAP;
@@ -246,13 +230,13 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const Case *c) {
     if (yf.h && yu.h) {
         char w2[260];
         snprintf(w2, sizeof w2, "%s fused (%d launch%s)", what, lf, lf == 1 ? "" : "es");
-        check_out(w2, &yf, ref, mag, rtol);
+        check_host(w2, &yf, ref, mag, rtol, 0);
         snprintf(w2, sizeof w2, "%s unfused (%d launches)", what, lu);
-        check_out(w2, &yu, ref, mag, rtol);
+        check_host(w2, &yu, ref, mag, rtol, 0);
         double *u = malloc(ny * sizeof *u);
         for (size_t i = 0; i < ny; i++) u[i] = yu.h[i];
         snprintf(w2, sizeof w2, "%s fused = unfused", what);
-        check_out(w2, &yf, u, mag, rtol);
+        check_host(w2, &yf, u, mag, rtol, 0);
         free(u);
     }
     free(yf.h);
