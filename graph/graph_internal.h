@@ -81,10 +81,11 @@ Op *gb_emit_attrs(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *
 /* Attribute helpers (module arena). */
 Attr *gb_ints(GraphBuilder *g, const int *v, int n);
 
-/* numpy broadcasting of a and b's shapes into dims (rank *rank, at most 8); `verb` words the error ("cannot
- * VERB A and B: dim i is ..."). false after reporting. */
-bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank);
-
+/* Whether a and b broadcast numpy-style (the result's dims are the op's shape rule's, gb_rule_type); `verb`
+ * words the error ("cannot VERB A and B: dim i is ..."). false after reporting. */
+bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b);
+/* The row of kind id, which must be of class cls; otherwise an internal error naming `what` ("binary op"). */
+const GraphKind *gb_kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id, const char *what);
 /* Operand checks shared by the constructors: every operand a tensor of the builder's element types
  * and all of one element type. Returns false after reporting (or silently for a NULL operand). */
 bool gb_operands(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n);

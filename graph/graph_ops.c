@@ -122,14 +122,14 @@ Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value 
 /* ------------------------------------------------------------ elementwise */
 
 /* The kind id's row, when id is a kind of class cls (else an error). */
-static const GraphKind *kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id, const char *what) {
+const GraphKind *gb_kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id, const char *what) {
     if ((int)id >= 0 && id < GK_COUNT && graph_kind(id)->cls == cls) return graph_kind(id);
     gb_error(g, loc, "internal error: kind %d is not a %s", (int)id, what);
     return NULL;
 }
 
 Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double alpha, double beta) {
-    const GraphKind *k = kind_row(g, loc, GK_CLASS_UNARY, id, "unary op");
+    const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_UNARY, id, "unary op");
     if (!k) return NULL;
     const char *kind = k->name;
     if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
@@ -175,20 +175,12 @@ static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, V
     return true;
 }
 
-bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b, GbDim *dims, int *rank) {
-    if (!broadcast(g, loc, verb, a, b)) return false;
-    const Type *types[2] = {a->type, b->type};
-    GraphShapeIn in = {g->tmp, types, 2, NULL, 0};
-    GraphShapeOut out;
-    if (!graph_shape_broadcast(&in, &out)) return false;
-    *rank = out.rank;
-    for (int i = 0; i < out.rank; i++)
-        if (!gb_make_dim(g, out.dims[i], &dims[i])) return false;
-    return true;
+bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b) {
+    return broadcast(g, loc, verb, a, b);
 }
 
 Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
-    const GraphKind *k = kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
+    const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
     if (!k) return NULL;
     const char *kind = k->name, *verb = k->verb;
     Value *ops[2] = {a, b};
@@ -201,7 +193,7 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b
 }
 
 Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double c, bool c_first) {
-    const GraphKind *k = kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
+    const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
     if (!k || !gb_operands(g, loc, k->name, &x, 1)) return NULL;
     if (!isfinite(c) || fabs(c) > 3.4028234663852886e38) {
         gb_error(g, loc, "the number %g cannot be an f32 operand of %s", c, k->name);
@@ -323,7 +315,7 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
 static int int_cmp(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
 
 Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, const int *axes, int naxes, bool keepdims) {
-    const GraphKind *row = kind_row(g, loc, GK_CLASS_REDUCE, id, "reduction");
+    const GraphKind *row = gb_kind_row(g, loc, GK_CLASS_REDUCE, id, "reduction");
     if (!row) return NULL;
     const char *kind = row->name;
     if (!gb_operands(g, loc, kind, &x, 1)) return NULL;

@@ -7,12 +7,6 @@
 
 static bool is_bool(const Value *v) { return v->type->kind == TY_TENSOR && v->type->elem->kind == TY_I1; }
 
-static const GraphKind *kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, GraphKindId id) {
-    if ((int)id >= 0 && id < GK_COUNT && graph_kind(id)->cls == cls) return graph_kind(id);
-    gb_error(g, loc, "internal error: kind %d is not a %s kind", (int)id, cls == GK_CLASS_COMPARE ? "compare" : "logic");
-    return NULL;
-}
-
 /* Every operand a bool tensor (nothing reported for poison). */
 static bool bools(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n) {
     for (int i = 0; i < n; i++)
@@ -25,25 +19,25 @@ static bool bools(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int 
     return true;
 }
 
-static Value *emit(GraphBuilder *g, SrcLoc loc, OpKind kind, Value **ops, int n, const Type *elem, const GbDim *dims,
-                   int rank, const char *kind_name) {
-    Op *op = gb_emit(g, kind, ops, n, gb_tensor(g, elem, rank, dims), loc);
+/* Op kind over ops with its GRAPH_SHAPE rule's dims and element type elem (NULL: the operands'). */
+static Value *emit(GraphBuilder *g, SrcLoc loc, OpKind kind, Value **ops, int n, const Type *elem, const char *kind_name) {
+    GbAttrs at = {0};
+    const Type *t = gb_rule_type(g, kind, ops, n, &at, loc, NULL, NULL);
+    if (!t) return NULL;
+    Op *op = gb_emit(g, kind, ops, n, elem ? ir_type_with_elem(g->m, t, elem) : t, loc);
     if (kind_name) ir_op_set_attr(g->m, op, "kind", ir_attr_string(g->m, kind_name));
     return op->results;
 }
 
 Value *gb_compare(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
-    const GraphKind *k = kind_row(g, loc, GK_CLASS_COMPARE, id);
+    const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_COMPARE, id, "compare kind");
     Value *ops[2] = {a, b};
-    if (!k || !gb_operands(g, loc, k->name, ops, 2)) return NULL;
-    GbDim dims[8];
-    int rank;
-    if (!gb_broadcast(g, loc, k->verb, a, b, dims, &rank)) return NULL;
-    return emit(g, loc, OP_G_COMPARE, ops, 2, ir_type_scalar(g->m, TY_I1), dims, rank, k->name);
+    if (!k || !gb_operands(g, loc, k->name, ops, 2) || !gb_broadcast(g, loc, k->verb, a, b)) return NULL;
+    return emit(g, loc, OP_G_COMPARE, ops, 2, ir_type_scalar(g->m, TY_I1), k->name);
 }
 
 Value *gb_logic(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
-    const GraphKind *k = kind_row(g, loc, GK_CLASS_LOGIC, id);
+    const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_LOGIC, id, "logic kind");
     if (!k) return NULL;
     Value *ops[2] = {a, b};
     int n = k->verb ? 2 : 1; /* not has no verb: one operand */
@@ -52,15 +46,8 @@ Value *gb_logic(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b)
         gb_error(g, loc, "internal error: '%s' takes %d operand%s", k->name, n, n == 1 ? "" : "s");
         return NULL;
     }
-    if (!bools(g, loc, k->name, ops, n)) return NULL;
-    GbDim dims[8];
-    int rank = a->type->rank;
-    if (n == 1) {
-        for (int i = 0; i < rank; i++) gb_make_dim(g, gb_dim(g, a->type, i), &dims[i]);
-    } else if (!gb_broadcast(g, loc, k->verb, a, b, dims, &rank)) {
-        return NULL;
-    }
-    return emit(g, loc, OP_G_LOGIC, ops, n, a->type->elem, dims, rank, k->name);
+    if (!bools(g, loc, k->name, ops, n) || (n == 2 && !gb_broadcast(g, loc, k->verb, a, b))) return NULL;
+    return emit(g, loc, OP_G_LOGIC, ops, n, NULL, k->name);
 }
 
 Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y) {
@@ -77,11 +64,10 @@ Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y) {
         gb_error(g, loc, "where: operands %s and %s have different element types", T(x), T(y));
         return NULL;
     }
-    GbDim dims[8], all[8];
-    int rank, rank_all;
-    if (!gb_broadcast(g, loc, "select between", x, y, dims, &rank)) return NULL;
-    /* The condition broadcasts with the values' common shape too. */
-    Value xy_shape = {.type = gb_tensor(g, x->type->elem, rank, dims)};
-    if (!gb_broadcast(g, loc, "select with", c, &xy_shape, all, &rank_all)) return NULL;
-    return emit(g, loc, OP_G_WHERE, ops, 3, x->type->elem, all, rank_all, NULL);
+    if (!gb_broadcast(g, loc, "select between", x, y)) return NULL;
+    /* The condition broadcasts with the values' common shape too (the rule's shape of x and y). */
+    GbAttrs none = {0};
+    Value xy_shape = {.type = gb_rule_type(g, OP_G_WHERE, ops + 1, 2, &none, loc, NULL, NULL)};
+    if (!xy_shape.type || !gb_broadcast(g, loc, "select with", c, &xy_shape)) return NULL;
+    return emit(g, loc, OP_G_WHERE, ops, 3, x->type->elem, NULL);
 }
