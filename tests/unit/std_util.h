@@ -376,8 +376,8 @@ static void compare(const char *name, Tensor *out, const double *want, const dou
 
 /* Compares got's host values (already downloaded) with ref: tolerance mag_rel * mag[i] (mag NULL: none) +
  * rel * |ref[i]| + 1e-5; prints one line for the case and the first few mismatches. */
-static void check_host(const char *what, const Tensor *got, const double *ref, const double *mag, double mag_rel,
-                       double rel) {
+static inline void check_host(const char *what, const Tensor *got, const double *ref, const double *mag, double mag_rel,
+                              double rel) {
     size_t bad = 0;
     double worst = 0;
     for (size_t i = 0; i < got->n; i++) {
