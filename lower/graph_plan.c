@@ -223,7 +223,9 @@ static bool bind_outputs(GpGraph *g, Op *ret, const char ***names, int **outs, i
         if (t < 0) return false;
         GpTensor *x = gp_t(g, t);
         GpTensorKind root = x->kind == GP_ALIAS ? gp_t(g, x->source)->kind : x->kind;
-        if (root == GP_INPUT || root == GP_PARAM || root == GP_PBUFFER) t = gp_copy(g, t, name, ret->loc);
+        /* (a window is strided: the placement never makes one an output, graph_plan_place.c) */
+        if (root == GP_INPUT || root == GP_PARAM || root == GP_PBUFFER || root == GP_WINDOW)
+            t = gp_copy(g, t, name, ret->loc);
         if (t < 0) return false;
         (*outs)[i] = t;
     }
@@ -232,6 +234,7 @@ static bool bind_outputs(GpGraph *g, Op *ret, const char ***names, int **outs, i
 
 static bool lower_graph(GpGraph *g, StrBuf *sb) {
     if (!bind_arguments(g)) return false;
+    gp_place_plan(g);
     Op *ret = NULL;
     for (Op *op = ir_func_block(g->graph)->first; op; op = op->next) {
         if (op->kind == OP_RETURN) {
@@ -243,6 +246,7 @@ static bool lower_graph(GpGraph *g, StrBuf *sb) {
             return false;
         }
         /* Later ops would only repeat the error through their operands. */
+        g->op_launch0 = g->launches.len;
         if (!gp_lower_grouped(g, op)) return false;
     }
     const char **names;
@@ -262,6 +266,7 @@ static void free_graph(GpGraph *g) {
     ptrvec_free(&g->def_names);
     ptrvec_free(&g->checks);
     ptrvec_free(&g->done);
+    gp_place_free(g);
 }
 
 int gp_lower_module(IrModule *m, const char *only, const GpInstantiator *in, bool remarks, DiagEngine *d,

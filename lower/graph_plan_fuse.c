@@ -263,7 +263,7 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     if (!can) return false;
     if (mem[0]->kind == OP_G_RESHAPE || mem[0]->kind == OP_G_BN_FOLD_W || mem[0]->kind == OP_G_BN_FOLD_B)
         return lower_each(g, mem, n);
-    int nlaunches = g->launches.len;
+    int nlaunches = g->launches.len, inserted = g->inserted;
     g->fuse = &fu;
     bool ok = gp_lower_op(g, mem[0]);
     if (!ok) {
@@ -273,7 +273,8 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     }
     /* The anchor's one launch and the argument through which it writes the group's result. */
     int y = tensor_quiet(g, fu.last), out = -1;
-    GpLaunch *l = g->launches.len == nlaunches + 1 ? g->launches.items[nlaunches] : NULL;
+    /* (copies of windows that the anchor reads through a reshape go before its launch: gp_copy_before) */
+    GpLaunch *l = g->launches.len - (g->inserted - inserted) == nlaunches + 1 ? g->launches.items[g->launches.len - 1] : NULL;
     for (int i = 0; l && y >= 0 && i < l->nargs; i++) {
         const GpArg *a = &l->args[i];
         GpTensor *t = a->kind == GP_ARG_VIEW ? gp_t(g, a->tensor) : NULL;

@@ -22,8 +22,10 @@
 #define GP_MAX_RANK GRAPH_MAX_RANK
 #define GP_ELEMWISE_RANK GRAPH_ELEMWISE_RANK
 
-/* PBUFFER: a prepare's result, device memory that persists across runs (docs/graphs.md section 7). */
-typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS, GP_PBUFFER } GpTensorKind;
+/* PBUFFER: a prepare's result, device memory that persists across runs (docs/graphs.md section 7).
+ * WINDOW: a box of a contiguous tensor's storage (a concat operand's slice of the concat's buffer,
+ * graph_plan_place.c): strided like its source. */
+typedef enum GpTensorKind { GP_INPUT, GP_PARAM, GP_BUFFER, GP_ALIAS, GP_PBUFFER, GP_WINDOW } GpTensorKind;
 
 typedef struct GpTensor {
     GpTensorKind kind;
@@ -32,7 +34,9 @@ typedef struct GpTensor {
     int rank;           /* >= 1 */
     const char **dims;  /* rank shape expressions (plan text, no spaces) */
     bool zero;          /* BUFFER: zero-filled before the first launch */
-    int source;         /* ALIAS: the tensor whose storage it shares (an input, param or buffer) */
+    int source;         /* ALIAS: the tensor whose storage it shares (an input, param or buffer); WINDOW: the
+                           contiguous tensor (a buffer or an alias of one) it is a box of */
+    const char **offs;  /* WINDOW: per dim, where its element 0 is in source (plan text) */
 } GpTensor;
 
 typedef enum GpArgKind { GP_ARG_VIEW, GP_ARG_I32, GP_ARG_F32 } GpArgKind;
@@ -107,6 +111,9 @@ typedef struct GpGraph {
     bool prepare;         /* lowering a prepare op: results are pbuffers, launches are prepares */
     bool remarks;         /* --remarks: name each std instance's tile configuration (tile_pick.c) */
     PtrVec done;          /* Op*: group members already lowered with their anchor */
+    struct GpPlace *place; /* concat placement (graph_plan_place.c) */
+    int op_launch0;       /* where the launches of the op being lowered begin: a copy that it needs first goes there */
+    int inserted;         /* copies put there so far (graph_plan_fuse.c finds the anchor's launch after them) */
 } GpGraph;
 
 /* --- graph_plan.c ----------------------------------------------------------------------------- */
@@ -155,8 +162,15 @@ int gp_new_buffer(GpGraph *g, const char *hint, const char *dtype, int rank, con
 /* A buffer of dtype and dims, zero-filled, shared by every request with the same dtype and dims. */
 int gp_zero_buffer(GpGraph *g, const char *dtype, int rank, const char *const *dims);
 /* Tensor t seen with other dims (same element count): t itself when the dims are textually equal, else an
- * alias of t's storage. hint names the alias. */
+ * alias of t's storage. hint names the alias. A window is seen as a window of an alias of its source when
+ * each run of its dims that the reshape merges is one dim it may cover in part, after dims of extent 1 at
+ * offset 0 and before dims it covers whole (a run that is split must be covered whole); otherwise it is first
+ * copied into a buffer by a launch put before the op being lowered (for reads only: the placement never
+ * makes a kernel write a window through a reshape, graph_plan_place.c). */
 int gp_reshape(GpGraph *g, int t, int rank, const char *const *dims, const char *hint);
+/* A window of tensor src (a contiguous one, or a window, whose offsets it adds to): element i is src's at offs + i,
+ * dims dims (src's rank). An equal window made before is shared. hint names it. */
+int gp_window(GpGraph *g, int src, const char *const *offs, const char *const *dims, const char *hint);
 /* Records that v (a reshape result) is tensor t. */
 void gp_bind_value(GpGraph *g, Value *v, int t);
 /* A launch of kernel k appended to the plan, with its grid. */
@@ -173,6 +187,26 @@ const char *gp_dtype(GpGraph *g, const Type *t, SrcLoc loc);
 const char *gp_dim(GpGraph *g, const Type *t, int i);
 /* Whether s is an identifier [A-Za-z_][A-Za-z0-9_]*. */
 bool gp_is_ident(const char *s);
+
+/* --- graph_plan_place.c ---------------------------------------------------------------------- */
+/* Concat placement (docs/passes/graph-lower.md "Concat placement"): decides, before the graph's ops are
+ * lowered, which concat operands their producers write straight into their slice of the concat's buffer
+ * (chains of concats sharing the last one's buffer, earlier ones as windows of it), and remarks (with
+ * --remarks) why the others are copied. */
+void gp_place_plan(GpGraph *g);
+/* The tensor of placed value v (the buffer of its root concat, or a window of it), made on first request;
+ * -1 when v is not placed (it gets a buffer of its own). */
+int gp_place_result(GpGraph *g, Value *v, SrcLoc loc);
+typedef enum GpPlaceMode {
+    GP_PLACE_OFF,    /* the concat is not placed: copies into its own buffer (std_concat) */
+    GP_PLACE_IN,     /* the operand's producer writes its slice: nothing to do */
+    GP_PLACE_COPY,   /* the operand is copied into its slice by this concat */
+    GP_PLACE_SHARED, /* an earlier concat copied the operand into the same slice of the shared buffer */
+} GpPlaceMode;
+/* How concat op's operand i reaches its slice; for GP_PLACE_COPY, *region is the window of the slice to copy
+ * into when the concat's result is itself a window (else -1: copy with std_concat into the result). */
+GpPlaceMode gp_place_operand(GpGraph *g, Op *op, int i, int *region, SrcLoc loc);
+void gp_place_free(GpGraph *g);
 
 /* --- graph_plan_expr.c ------------------------------------------------------------------------ */
 /* Product of dims[from, to) (literals multiplied out, names kept: "64*H*W"); "1" when empty. */
@@ -194,6 +228,9 @@ bool gp_lower_op(GpGraph *g, Op *op);
 /* The identity launch that copies tensor src into a fresh buffer (an output that is an input or a
  * param, or an alias of one); returns the buffer, -1 after an error. */
 int gp_copy(GpGraph *g, int src, const char *hint, SrcLoc loc);
+/* gp_copy of a window into a buffer, its launch put before the launches of the op being lowered (op_launch0);
+ * a read through a reshape the window cannot take. -1 after an error. */
+int gp_copy_before(GpGraph *g, int src, const char *hint);
 
 /* The pointwise step of a graph.unary, graph.binary, graph.batch_norm or graph.map: its fn (instantiated
  * from lang/std for the built-ins) and args; chain and side are the caller's. false after reporting at op. */

@@ -253,6 +253,26 @@ int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
     return k && elementwise(g, k, &src, 1, y, loc, &l) ? y : -1;
 }
 
+int gp_copy_before(GpGraph *g, int src, const char *hint) {
+    GpFuse *fu = g->fuse;
+    bool prep = g->prepare;
+    g->fuse = NULL; /* the copy is a plain std_unary, not the group's fused instance */
+    g->prepare = false;
+    int y = gp_copy(g, src, hint, g->graph->loc);
+    g->fuse = fu;
+    g->prepare = prep;
+    if (y < 0) return -1;
+    void *l = g->launches.items[g->launches.len - 1];
+    memmove(&g->launches.items[g->op_launch0 + 1], &g->launches.items[g->op_launch0],
+            sizeof(void *) * (size_t)(g->launches.len - 1 - g->op_launch0));
+    g->launches.items[g->op_launch0++] = l;
+    g->inserted++;
+    if (g->remarks)
+        diag_remark(g->d, g->graph->loc, "copied window %s of %s into %s: an op reads it through a reshape its strides "
+                    "cannot take", gp_t(g, src)->name, gp_t(g, gp_t(g, src)->source)->name, gp_t(g, y)->name);
+    return y;
+}
+
 /* std_matmul: [B0, B1, M, K] @ [B0, B1, K, N]; batch dims come from the result and reach a and b by
  * broadcasting views, transposes by perm. */
 static bool lower_matmul(GpGraph *g, Op *op) {
@@ -605,18 +625,39 @@ static bool lower_concat(GpGraph *g, Op *op) {
     int axis = (int)ax->i;
     if (ax->kind != ATTR_INT || axis < 0 || axis >= Y->rank)
         return bad_attr(g, op, "axis", arena_printf(g->a, "an axis below %d", Y->rank));
-    Func *k = gp_kernel(g, "std_concat", (const char *[]){"T"}, &T, 1, op->loc);
+    /* std_concat (and y's [O, C, I] alias) only when some operand is copied into y, which is then a buffer */
+    bool copies = false;
+    for (int i = 0; i < op->num_operands; i++) {
+        int region;
+        copies |= gp_place_operand(g, op, i, &region, op->loc) == GP_PLACE_OFF ||
+                  (gp_place_operand(g, op, i, &region, op->loc) == GP_PLACE_COPY && region < 0);
+    }
+    Func *k = copies ? gp_kernel(g, "std_concat", (const char *[]){"T"}, &T, 1, op->loc) : NULL;
     int64_t block = k ? gp_kconst(g, k, "BLOCK", op->loc) : 0;
-    if (block < 1) return false;
+    if (copies && block < 1) return false;
     const char *O = gp_prod(g, Y->dims, 0, axis), *I = gp_prod(g, Y->dims, axis + 1, Y->rank);
     const char *oyi[3] = {O, Y->dims[axis], I};
-    int yv = gp_reshape(g, y, 3, oyi, hint(g, y, "oci"));
+    int yv = copies ? gp_reshape(g, y, 3, oyi, hint(g, y, "oci")) : y;
     const char *off = "0";
     for (int i = 0; i < op->num_operands; i++) {
-        int x = operand(g, op, i, Y->rank, Y->rank);
+        int x = operand(g, op, i, Y->rank, Y->rank), region = -1;
         if (x < 0) return false;
         GpTensor *X = gp_t(g, x);
+        /* Placement (graph_plan_place.c): the producer wrote the slice, or an earlier concat copied it there; a
+         * slice of a result that is a window of a later concat's buffer is copied by std_unary into its window. */
+        GpPlaceMode mode = gp_place_operand(g, op, i, &region, op->loc);
+        if (mode == GP_PLACE_COPY && region >= 0) {
+            Func *ku = gp_kernel(g, "std_unary", (const char *[]){"T"}, &T, 1, op->loc);
+            GpLaunch *lu;
+            if (!ku || !elementwise(g, ku, &x, 1, region, op->loc, &lu)) return false;
+        }
         const char *oxi[3] = {O, X->dims[axis], I};
+        if (mode != GP_PLACE_OFF && (mode != GP_PLACE_COPY || region >= 0)) {
+            int64_t a, b;
+            off = gp_is_lit(off, &a) && gp_is_lit(X->dims[axis], &b) ? arena_printf(g->a, "%lld", (long long)(a + b))
+                                                                      : arena_printf(g->a, "%s+%s", off, X->dims[axis]);
+            continue;
+        }
         int xv = gp_reshape(g, x, 3, oxi, hint(g, x, "oci"));
         GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_prod(g, oxi, 0, 3), block), "1", "1", op->loc);
         gp_arg_view(g, l, xv, NULL, 0, NULL, 0);

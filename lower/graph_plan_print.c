@@ -105,6 +105,12 @@ void gp_print(GpGraph *g, const char *const *out_names, const int *outs, int nou
             sb_printf(sb, "alias %s %s ", t->name, gp_t(g, t->source)->name);
             put_dims(sb, t->dims, t->rank);
             sb_putc(sb, '\n');
+        } else if (t->kind == GP_WINDOW) {
+            sb_printf(sb, "window %s %s ", t->name, gp_t(g, t->source)->name);
+            put_dims(sb, t->offs, t->rank);
+            sb_putc(sb, ' ');
+            put_dims(sb, t->dims, t->rank);
+            sb_putc(sb, '\n');
         }
     }
     /* The prepares first (they run before the first launch), each group in lowering order. */

@@ -111,6 +111,13 @@ int gp_result_buffer(GpGraph *g, Value *v, SrcLoc loc) {
     /* A fused group's anchor writes the group's result: the buffer is the last member's (its element type too:
      * a comparison at the end of a group stores bools). */
     Value *last = g->fuse && g->fuse->anchor == v ? g->fuse->last : NULL;
+    /* A concat operand placed in its slice of the concat's buffer (graph_plan_place.c). */
+    int placed = g->prepare ? -1 : gp_place_result(g, last ? last : v, loc);
+    if (placed >= 0) {
+        gp_bind_value(g, v, placed);
+        if (last) gp_bind_value(g, last, placed);
+        return placed;
+    }
     const char *dtype = gp_dtype(g, (last ? last : v)->type, loc);
     const char **dims = dtype ? gp_type_dims(g, v->type, loc) : NULL;
     if (!dims) return -1;
@@ -143,9 +150,85 @@ int gp_zero_buffer(GpGraph *g, const char *dtype, int rank, const char *const *d
     return t;
 }
 
+/* a + b as plan text, folded when both are literals. */
+static const char *add_text(GpGraph *g, const char *a, const char *b) {
+    int64_t x, y;
+    if (gp_is_lit(a, &x) && gp_is_lit(b, &y)) return arena_printf(g->a, "%lld", (long long)(x + y));
+    if (gp_is_lit(a, &x) && !x) return b;
+    if (gp_is_lit(b, &y) && !y) return a;
+    return arena_printf(g->a, "%s+%s", a, b);
+}
+
+int gp_window(GpGraph *g, int src, const char *const *offs, const char *const *dims, const char *hint) {
+    GpTensor *S = gp_t(g, src);
+    int r = S->rank;
+    const char **o = arena_calloc(g->a, (size_t)r + 1, sizeof *o);
+    for (int d = 0; d < r; d++) o[d] = S->kind == GP_WINDOW ? add_text(g, S->offs[d], offs[d]) : offs[d];
+    if (S->kind == GP_WINDOW) src = S->source, S = gp_t(g, src);
+    bool whole = same_dims(r, S->dims, r, dims);
+    for (int d = 0; whole && d < r; d++) whole = !strcmp(o[d], "0");
+    if (whole) return src;
+    for (int i = 0; i < g->tensors.len; i++) {
+        GpTensor *w = gp_t(g, i);
+        bool same = w->kind == GP_WINDOW && w->source == src && same_dims(w->rank, w->dims, r, dims);
+        for (int d = 0; same && d < r; d++) same = !strcmp(w->offs[d], o[d]);
+        if (same) return i;
+    }
+    int w = gp_add_tensor(g, GP_WINDOW, unique_name(g, hint), S->dtype, r, dims);
+    gp_t(g, w)->source = src;
+    gp_t(g, w)->offs = o;
+    return w;
+}
+
+/* Window t seen with dims `dims` as a window of an alias of its source (the rule in graph_plan_internal.h);
+ * -1 when the rule does not allow it. */
+static int window_reshape(GpGraph *g, int t, int rank, const char *const *dims, const char *hint) {
+    GpTensor *X = gp_t(g, t), *S = gp_t(g, X->source);
+    int r = X->rank, p = 0, q = 0, na = 0;
+    const char *ra[GP_MAX_RANK], *oa[GP_MAX_RANK], *da[GP_MAX_RANK];
+    while (p < r && q < rank) {
+        /* the shortest runs [p, p2) of X and [q, q2) of dims with equal products */
+        int p2 = -1, q2 = -1;
+        for (int i = p + 1; i <= r && p2 < 0; i++)
+            for (int j = q + 1; j <= rank && p2 < 0; j++)
+                if (!strcmp(gp_prod(g, X->dims, p, i), gp_prod(g, dims, q, j))) p2 = i, q2 = j;
+        if (p2 < 0) return -1;
+        int lead = p;
+        while (lead + 1 < p2 && !strcmp(X->dims[lead], "1") && !strcmp(X->offs[lead], "0")) lead++;
+        bool whole = true;
+        for (int i = lead + 1; i < p2; i++)
+            if (strcmp(X->dims[i], S->dims[i]) || strcmp(X->offs[i], "0")) return -1;
+        for (int i = p; i < p2; i++) whole &= !strcmp(X->dims[i], S->dims[i]) && !strcmp(X->offs[i], "0");
+        if (q2 - q > 1 && !whole) return -1; /* a split of a part */
+        if (na + (q2 - q) > GP_MAX_RANK) return -1;
+        if (q2 - q == 1) {
+            ra[na] = gp_prod(g, S->dims, p, p2);
+            oa[na] = gp_mul(g, X->offs[lead], gp_prod(g, S->dims, lead + 1, p2));
+            da[na++] = dims[q];
+        } else {
+            for (int j = q; j < q2; j++) ra[na] = dims[j], oa[na] = "0", da[na++] = dims[j];
+        }
+        p = p2, q = q2;
+    }
+    /* what is left on either side are dims of 1 (the products matched) */
+    for (; p < r; p++)
+        if (strcmp(X->dims[p], "1") || strcmp(X->offs[p], "0")) return -1;
+    for (; q < rank && na < GP_MAX_RANK; q++) ra[na] = "1", oa[na] = "0", da[na++] = "1";
+    if (q < rank) return -1;
+    int a = gp_reshape(g, X->source, na, ra, arena_printf(g->a, "%s_r", S->name));
+    return gp_window(g, a, oa, da, hint);
+}
+
 int gp_reshape(GpGraph *g, int t, int rank, const char *const *dims, const char *hint) {
     GpTensor *x = gp_t(g, t);
     if (same_dims(x->rank, x->dims, rank, dims)) return t;
+    if (x->kind == GP_WINDOW) {
+        int w = window_reshape(g, t, rank, dims, hint);
+        if (w >= 0) return w;
+        /* read through a copy, made before the op being lowered (a window is written by its producer, earlier) */
+        int c = gp_copy_before(g, t, hint);
+        return c < 0 ? c : gp_reshape(g, c, rank, dims, hint);
+    }
     int root = x->kind == GP_ALIAS ? x->source : t;
     GpTensor *r = gp_t(g, root);
     if (same_dims(r->rank, r->dims, rank, dims)) return root;

@@ -143,25 +143,31 @@ static bool new_tensor_name(const RtPlanDef *g, int line, const char *rec, const
     return true;
 }
 
-/* input|param|pbuffer NAME DTYPE DIMS, buffer NAME DTYPE DIMS zero|-, alias NAME SOURCE DIMS */
+/* input|param|pbuffer NAME DTYPE DIMS, buffer NAME DTYPE DIMS zero|-, alias NAME SOURCE DIMS,
+ * window NAME SOURCE OFFSETS DIMS */
 static bool parse_tensor(RtPlanDef *g, char *const *tok, int ntok, int line, char *err, size_t errlen) {
     const char *rec = tok[0];
     RtPlanTensorKind kind = !strcmp(rec, "input")    ? RT_PLAN_INPUT
                             : !strcmp(rec, "param")  ? RT_PLAN_PARAM
                             : !strcmp(rec, "buffer") ? RT_PLAN_BUFFER
                             : !strcmp(rec, "pbuffer") ? RT_PLAN_PBUFFER
+                            : !strcmp(rec, "window") ? RT_PLAN_WINDOW
                                                       : RT_PLAN_ALIAS;
-    int want = kind == RT_PLAN_BUFFER ? 5 : 4;
+    int want = kind == RT_PLAN_BUFFER || kind == RT_PLAN_WINDOW ? 5 : 4;
     if (ntok != want)
         return pfail(g, line, err, errlen, "%s", kind == RT_PLAN_BUFFER ? "a buffer record is 'buffer NAME DTYPE DIMS zero|-'"
                                                  : kind == RT_PLAN_ALIAS ? "an alias record is 'alias NAME SOURCE DIMS'"
+                                                 : kind == RT_PLAN_WINDOW ? "a window record is 'window NAME SOURCE OFFSETS DIMS'"
                                                  : kind == RT_PLAN_PBUFFER ? "a pbuffer record is 'pbuffer NAME DTYPE DIMS'"
                                                                          : "an input/param record is 'input|param NAME DTYPE DIMS'");
     if (!new_tensor_name(g, line, rec, tok[1], err, errlen)) return false;
     RtPlanTensor t = {.kind = kind, .line = line, .source = -1};
-    if (kind == RT_PLAN_ALIAS) {
+    if (kind == RT_PLAN_ALIAS || kind == RT_PLAN_WINDOW) {
         t.source = find_tensor(g, tok[2]);
-        if (t.source < 0) return pfail(g, line, err, errlen, "alias %s: unknown source tensor '%.200s'", tok[1], tok[2]);
+        if (t.source < 0) return pfail(g, line, err, errlen, "%s %s: unknown source tensor '%.200s'", rec, tok[1], tok[2]);
+        if (g->tensors[t.source].kind == RT_PLAN_WINDOW)
+            return pfail(g, line, err, errlen, "%s %s: its source %s is a window (strided): name the window's source", rec,
+                         tok[1], tok[2]);
         snprintf(t.dtype, sizeof t.dtype, "%s", g->tensors[t.source].dtype);
     } else {
         if (!dtype_size(tok[2])) return pfail(g, line, err, errlen, "%s %s: unknown dtype '%.200s' (f32, f16, bf16 or i1)", rec, tok[1], tok[2]);
@@ -175,8 +181,22 @@ static bool parse_tensor(RtPlanDef *g, char *const *tok, int ntok, int line, cha
     }
     char what[300];
     snprintf(what, sizeof what, "%s %s", rec, tok[1]);
-    t.rank = parse_dims(g, line, what, tok[3], t.dims, err, errlen);
+    int dtok = kind == RT_PLAN_WINDOW ? 4 : 3;
+    t.rank = parse_dims(g, line, what, tok[dtok], t.dims, err, errlen);
     if (t.rank < 0) return false;
+    if (kind == RT_PLAN_WINDOW) {
+        char owhat[320];
+        snprintf(owhat, sizeof owhat, "%s (offsets)", what);
+        int orank = parse_dims(g, line, owhat, tok[3], t.offs, err, errlen);
+        bool bad = orank != t.rank || t.rank != g->tensors[t.source].rank;
+        if (bad || orank < 0) {
+            for (int d = 0; d < t.rank; d++) rt_expr_free(&t.dims[d]);
+            for (int d = 0; d < orank; d++) rt_expr_free(&t.offs[d]);
+            return orank < 0 ? false
+                             : pfail(g, line, err, errlen, "window %s: %d offsets and %d dims for a source of rank %d (all equal)",
+                                     tok[1], orank, t.rank, g->tensors[t.source].rank);
+        }
+    }
     for (int d = 0; d < t.rank; d++) {
         t.bind_sym[d] = -1;
         if ((kind == RT_PLAN_INPUT || kind == RT_PLAN_PARAM) && t.dims[d].nops == 1 && t.dims[d].ops[0].kind == RT_EX_SYM &&
@@ -184,11 +204,13 @@ static bool parse_tensor(RtPlanDef *g, char *const *tok, int ntok, int line, cha
             t.bind_sym[d] = (int)t.dims[d].ops[0].value;
     }
     RtPlanTensor *slot = NULL;
-    if (!(t.name = strdup(tok[1])) || !(t.dims_text = strdup(tok[3])) ||
+    if (!(t.name = strdup(tok[1])) || !(t.dims_text = strdup(tok[dtok])) ||
         !(slot = push((void **)&g->tensors, &g->ntensors, sizeof *g->tensors))) {
         free(t.name);
         free(t.dims_text);
         for (int d = 0; d < t.rank; d++) rt_expr_free(&t.dims[d]);
+        if (kind == RT_PLAN_WINDOW)
+            for (int d = 0; d < t.rank; d++) rt_expr_free(&t.offs[d]);
         return pfail(g, line, err, errlen, "out of memory");
     }
     *slot = t;
@@ -226,9 +248,9 @@ static void free_arg(RtPlanArg *a) {
     rt_expr_free(&a->value);
 }
 
-/* The tensor whose storage t is (through aliases). */
+/* The tensor whose storage t is (through aliases and windows). */
 static int storage_of(const RtPlanDef *g, int t) {
-    while (g->tensors[t].kind == RT_PLAN_ALIAS) t = g->tensors[t].source;
+    while (g->tensors[t].kind == RT_PLAN_ALIAS || g->tensors[t].kind == RT_PLAN_WINDOW) t = g->tensors[t].source;
     return t;
 }
 
@@ -382,7 +404,7 @@ bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *do
         return true;
     }
     if (!strcmp(rec, "input") || !strcmp(rec, "param") || !strcmp(rec, "buffer") || !strcmp(rec, "alias") ||
-        !strcmp(rec, "pbuffer"))
+        !strcmp(rec, "pbuffer") || !strcmp(rec, "window"))
         return parse_tensor(g, tok, ntok, line, err, errlen);
     if (!strcmp(rec, "check")) {
         if (ntok != 3) return pfail(g, line, err, errlen, "a check record is 'check EXPR EXPR'");
@@ -409,6 +431,8 @@ bool rt_plan_record(RtPlanDef *g, char *const *tok, int ntok, int line, bool *do
             if (!strcmp(g->outputs[i].name, tok[1])) return pfail(g, line, err, errlen, "output %s is declared twice", tok[1]);
         int t = find_tensor(g, tok[2]);
         if (t < 0) return pfail(g, line, err, errlen, "output %s: unknown tensor '%.200s'", tok[1], tok[2]);
+        if (g->tensors[t].kind == RT_PLAN_WINDOW)
+            return pfail(g, line, err, errlen, "output %s: %s is a window (strided); an output is contiguous", tok[1], tok[2]);
         RtPlanOutput o = {.tensor = t, .line = line}, *slot = NULL;
         if (!(o.name = strdup(tok[1])) || !(slot = push((void **)&g->outputs, &g->noutputs, sizeof *g->outputs))) {
             free(o.name);
@@ -437,6 +461,8 @@ void rt_plan_def_free(RtPlanDef *g) {
         free(t->name);
         free(t->dims_text);
         for (int d = 0; d < t->rank; d++) rt_expr_free(&t->dims[d]);
+        if (t->kind == RT_PLAN_WINDOW)
+            for (int d = 0; d < t->rank; d++) rt_expr_free(&t->offs[d]);
     }
     for (int i = 0; i < g->nchecks; i++) {
         rt_expr_free(&g->checks[i].lhs);

@@ -4,7 +4,7 @@
  *   2. shapes: syms, defs, checks, buffer, pbuffer and alias sizes (plan_shape.c), into scratch;
  *   3. buffers and pbuffers: one whose size is unchanged keeps its memory from the last run, the others
  *      are (re)allocated (`zero` ones memset to 0 then; a reallocated pbuffer makes the prepares stale);
- *      aliases take their source's address;
+ *      aliases take their source's address, windows their source's plus their offset;
  *   4. every prepare's and launch's grid and arguments are built (views: contiguous, perm, broadcast);
  *   5. the prepares, when stale: never run, a param (re)bound since, a pbuffer reallocated, or their
  *      grids/arguments differ from those they last ran with;
@@ -134,6 +134,7 @@ TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream) {
         case RT_PLAN_INPUT:
         case RT_PLAN_PARAM: p->data[t] = p->bind[t].data; break;
         case RT_PLAN_ALIAS: p->data[t] = p->data[pt->source]; break;
+        case RT_PLAN_WINDOW: p->data[t] = (char *)p->data[pt->source] + p->shapes[t].offset * pt->esize; break;
         case RT_PLAN_BUFFER:
         case RT_PLAN_PBUFFER: {
             size_t bytes = p->shapes[t].bytes;

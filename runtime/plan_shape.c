@@ -26,6 +26,7 @@ static const char *kind_name(RtPlanTensorKind k) {
     case RT_PLAN_BUFFER: return "buffer";
     case RT_PLAN_ALIAS: return "alias";
     case RT_PLAN_PBUFFER: return "pbuffer";
+    case RT_PLAN_WINDOW: return "window";
     }
     return "tensor";
 }
@@ -46,9 +47,16 @@ static void sizes_text(const int64_t *sizes, int rank, char *buf, size_t n) {
     for (int d = 0; d < rank && len < n; d++) len += (size_t)snprintf(buf + len, n - len, "%s%" PRId64, d ? "," : "", sizes[d]);
 }
 
-/* Element count and bytes of t's sizes, checked. */
+/* Element count and bytes of t's sizes, checked; row-major strides. */
 static bool count(const RtPlanDef *g, const RtPlanTensor *t, RtPlanShape *s, char *err, size_t errlen) {
     int64_t n = 1, bytes;
+    s->offset = 0;
+    for (int d = t->rank - 1; d >= 0; d--) { /* the element count fits int64 (checked below), so these do too */
+        s->strides[d] = n;
+        if (__builtin_mul_overflow(n, s->sizes[d], &n)) n = -1;
+        if (n < 0) break;
+    }
+    n = 1;
     for (int d = 0; d < t->rank; d++)
         if (__builtin_mul_overflow(n, s->sizes[d], &n)) n = -1;
     if (n < 0 || __builtin_mul_overflow(n, (int64_t)t->esize, &bytes) || (uint64_t)bytes > SIZE_MAX) {
@@ -59,6 +67,25 @@ static bool count(const RtPlanDef *g, const RtPlanTensor *t, RtPlanShape *s, cha
     }
     s->numel = n;
     s->bytes = (size_t)bytes;
+    return true;
+}
+
+/* Window pt (sizes in s): its offsets evaluated, inside its source (shape src), strided like it. */
+static bool window(const RtPlanDef *g, const RtPlanTensor *pt, const int64_t *vals, RtPlanShape *s, const RtPlanShape *src,
+                   char *err, size_t errlen) {
+    s->offset = 0;
+    for (int d = 0; d < pt->rank; d++) {
+        char what[160];
+        snprintf(what, sizeof what, "window %s: offset %d", pt->name, d);
+        int64_t o;
+        if (!eval(g, &pt->offs[d], vals, what, &o, err, errlen)) return false;
+        if (o < 0 || o > src->sizes[d] || s->sizes[d] > src->sizes[d] - o)
+            return sfail(g, err, errlen, "window %s: dim %d covers %" PRId64 "..%" PRId64 ", outside its source %s (dim %d is %" PRId64 ")",
+                         pt->name, d, o, o + s->sizes[d] - 1, g->tensors[pt->source].name, d, src->sizes[d]);
+        s->strides[d] = src->strides[d];
+        s->offset += o * src->strides[d]; /* inside the source, so it fits */
+    }
+    s->offset += src->offset;
     return true;
 }
 
@@ -144,10 +171,10 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
                          b, sa, sa[0] && sb[0] ? "; " : "", sb);
         }
     }
-    /* buffers, pbuffers and aliases */
+    /* buffers, pbuffers, aliases and windows */
     for (int t = 0; t < g->ntensors; t++) {
         const RtPlanTensor *pt = &g->tensors[t];
-        if (pt->kind != RT_PLAN_BUFFER && pt->kind != RT_PLAN_ALIAS && pt->kind != RT_PLAN_PBUFFER) continue;
+        if (pt->kind == RT_PLAN_INPUT || pt->kind == RT_PLAN_PARAM) continue;
         memset(&shapes[t], 0, sizeof shapes[t]);
         for (int d = 0; d < pt->rank; d++) {
             char what[160];
@@ -170,21 +197,19 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
             return sfail(g, err, errlen, "alias %s: %" PRId64 " elements (%s), but its source %s has %" PRId64 " (%s)", pt->name,
                          shapes[t].numel, a, g->tensors[pt->source].name, shapes[pt->source].numel, b);
         }
+        if (pt->kind == RT_PLAN_WINDOW && !window(g, pt, vals, &shapes[t], &shapes[pt->source], err, errlen)) return false;
     }
     return true;
 }
 
-/* The view of argument a (tensor t): contiguous, permuted, broadcast to the shape. */
+/* The view of argument a (tensor t): contiguous (a window: its source's strides), permuted, broadcast to the
+ * shape. */
 static bool build_view(const RtPlanDef *g, const char *what, const RtPlanArg *a, const int64_t *vals, const RtPlanShape *shapes,
                        void *const *data, TlrtView *v, char *err, size_t errlen) {
     const RtPlanTensor *t = &g->tensors[a->tensor];
     const RtPlanShape *s = &shapes[a->tensor];
-    int64_t sizes[TLRT_MAX_RANK], strides[TLRT_MAX_RANK], stride = 1;
-    for (int d = t->rank - 1; d >= 0; d--) { /* the element count fits int64, so these do too */
-        sizes[d] = s->sizes[d];
-        strides[d] = stride;
-        stride *= s->sizes[d];
-    }
+    int64_t sizes[TLRT_MAX_RANK], strides[TLRT_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) sizes[d] = s->sizes[d], strides[d] = s->strides[d];
     if (a->nperm) {
         int64_t ps[TLRT_MAX_RANK], pst[TLRT_MAX_RANK];
         for (int d = 0; d < t->rank; d++) ps[d] = sizes[a->perm[d]], pst[d] = strides[a->perm[d]];

@@ -55,7 +55,10 @@ typedef struct RtPlanSym {
 } RtPlanSym;
 
 /* PBUFFER: a `pbuffer` (docs/graphs.md section 7), written by the `prepare` launches, kept across runs. */
-typedef enum RtPlanTensorKind { RT_PLAN_INPUT, RT_PLAN_PARAM, RT_PLAN_BUFFER, RT_PLAN_ALIAS, RT_PLAN_PBUFFER } RtPlanTensorKind;
+/* WINDOW: a box of its source's storage (docs/graphs.md section 4): strided like the source, at offsets. */
+typedef enum RtPlanTensorKind {
+    RT_PLAN_INPUT, RT_PLAN_PARAM, RT_PLAN_BUFFER, RT_PLAN_ALIAS, RT_PLAN_PBUFFER, RT_PLAN_WINDOW
+} RtPlanTensorKind;
 typedef struct RtPlanTensor {
     char *name;
     RtPlanTensorKind kind;
@@ -66,7 +69,8 @@ typedef struct RtPlanTensor {
     RtExpr dims[TLRT_MAX_RANK];
     int bind_sym[TLRT_MAX_RANK];    /* inputs/params: the `sym` a bare-name dim binds, else -1 */
     bool zero;                      /* buffer: memset 0 when allocated (plans only read it) */
-    int source;                     /* alias: the tensor whose storage it shares (an earlier one) */
+    int source;                     /* alias, window: the tensor whose storage it shares (an earlier one, never a window) */
+    RtExpr offs[TLRT_MAX_RANK];     /* window: where its element 0 is in the source, per dim */
     int line;
 } RtPlanTensor;
 
@@ -255,6 +259,8 @@ typedef struct RtPlanShape {
     int64_t sizes[TLRT_MAX_RANK];
     int64_t numel;
     size_t bytes;
+    int64_t strides[TLRT_MAX_RANK]; /* elements; row-major over sizes, or a window's source's */
+    int64_t offset;                  /* window: elements from its source's first one; else 0 */
 } RtPlanShape;
 /* Evaluates the plan's shapes: bound[t] gives the sizes bound to input/param t (its rank of them, each
  * >= 1; NULL = not bound, an error naming it). In order: the syms (one value each across all bound

@@ -1315,6 +1315,56 @@ static void test_fake_cuda(void) {
     unlink(lib);
 }
 
+/* window records (concat placement): a box of a buffer, strided like it; refused where a tensor must be
+ * contiguous (an alias's or window's source, an output) and outside its source at run time. */
+static void test_window(void) {
+    static const char plan[] = "graph w\nsym N\ninput x f32 N,N\nbuffer y f32 N,8 -\nwindow a y 0,2 N,3\n"
+                               "window b y 1,4 N-1,4\nlaunch plan_scale 1 1 1 4\narg view x\narg view a\narg f32 1\narg i32 0\n"
+                               "launch plan_scale 1 1 1 4\narg view b perm 1,0\narg view x\narg f32 1\narg i32 0\n"
+                               "output o y\nendgraph\n";
+    RtPlanDef g;
+    char err[1024] = "";
+    bool ok = rt_plan_parse_text(plan, &mod->meta, &g, err, sizeof err);
+    CHECK(ok);
+    if (!ok) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK(g.tensors[2].kind == RT_PLAN_WINDOW && g.tensors[2].source == 1 && g.tensors[2].rank == 2);
+    int64_t xs[2] = {4, 4};
+    const int64_t *bound[4] = {xs, NULL, NULL, NULL};
+    int64_t vals[1];
+    RtPlanShape shapes[4];
+    ok = rt_plan_eval_shapes(&g, bound, vals, shapes, err, sizeof err);
+    CHECK(ok && shapes[2].sizes[0] == 4 && shapes[2].sizes[1] == 3 && shapes[2].strides[0] == 8 && shapes[2].strides[1] == 1 &&
+          shapes[2].offset == 2 && shapes[3].sizes[0] == 3 && shapes[3].offset == 12 && shapes[1].offset == 0);
+    unsigned grid[3];
+    bool skip;
+    TlrtArg args[4];
+    CHECK(ok && rt_plan_launch_args(&g, 0, vals, shapes, NULL, grid, &skip, args, err, sizeof err) &&
+          args[1].u.view.strides[0] == 8 && args[1].u.view.strides[1] == 1 && args[1].u.view.sizes[1] == 3);
+    CHECK(ok && rt_plan_launch_args(&g, 1, vals, shapes, NULL, grid, &skip, args, err, sizeof err) &&
+          args[0].u.view.strides[0] == 1 && args[0].u.view.strides[1] == 8 && args[0].u.view.sizes[0] == 4);
+    xs[0] = xs[1] = 9; /* y is [9, 8]: b's 4 columns from 4 fit, a's fit; N-1 rows from 1 fit */
+    CHECK(rt_plan_eval_shapes(&g, bound, vals, shapes, err, sizeof err));
+    rt_plan_def_free(&g);
+    ok = rt_plan_parse_text("graph w\nsym N\ninput x f32 N,N\nbuffer y f32 N,8 -\nwindow a y 0,6 N,3\noutput o y\nendgraph\n",
+                            &mod->meta, &g, err, sizeof err);
+    CHECK(ok && !rt_plan_eval_shapes(&g, bound, vals, shapes, err, sizeof err) &&
+          CONTAINS(err, "graph w: window a: dim 1 covers 6..8, outside its source y (dim 1 is 8)"));
+    if (ok) rt_plan_def_free(&g);
+    plan_bad("graph w\nsym N\ninput x f32 N\nbuffer y f32 N -\nwindow a y 0 N\nwindow c a 0 N\noutput o y\nendgraph\n",
+             "window c: its source a is a window (strided): name the window's source");
+    plan_bad("graph w\nsym N\ninput x f32 N\nbuffer y f32 N -\nwindow a y 0 N\nalias c a N\noutput o y\nendgraph\n",
+             "alias c: its source a is a window");
+    plan_bad("graph w\nsym N\ninput x f32 N\nbuffer y f32 N -\nwindow a y 0 N\noutput o a\nendgraph\n",
+             "output o: a is a window (strided); an output is contiguous");
+    plan_bad("graph w\nsym N\ninput x f32 N\nbuffer y f32 N -\nwindow a y 0,0 N\noutput o y\nendgraph\n",
+             "window a: 2 offsets and 1 dims for a source of rank 1 (all equal)");
+    plan_bad("graph w\nsym N\ninput x f32 N\nbuffer y f32 N -\nwindow a y 0 N 1\noutput o y\nendgraph\n",
+             "a window record is 'window NAME SOURCE OFFSETS DIMS'");
+}
+
 int main(void) {
     const char *seed = getenv("TILEC_SEED");
     rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
@@ -1358,6 +1408,7 @@ int main(void) {
         test_run_half();
         test_run_skip();
         test_run_errors();
+        test_window();
         test_module_graphs();
     }
     free(meta_text);
