@@ -4,7 +4,7 @@
  *
  * What is checked here, so that a plan that loads can only fail at run time on values: every name
  * is declared once and before its use (symbols by `sym`/`def`, tensors by `input`/`param`/`buffer`/
- * `alias`/`pbuffer`), every EXPR parses, ranks are 1..8, a perm is a permutation of the tensor's dims, a
+ * `alias`/`pbuffer`/`window`), no alias, window or output names a window, every EXPR parses, ranks are 1..8, a perm is a permutation of the tensor's dims, a
  * shape has at least the rank it broadcasts, a launch or prepare is followed by exactly NARGS `arg` lines,
  * the prepares come before the first launch and their views name params and pbuffers (or aliases of
  * them) only, every `sym` is bound by a dim of an input or param, and there is at least one output.
