@@ -407,7 +407,15 @@ GpPlaceMode gp_place_operand(GpGraph *g, Op *op, int i, int *region, SrcLoc loc)
     PlConcat *c = g->place ? concat_of(g->place, op) : NULL;
     if (!c || c->why || !c->mode) return GP_PLACE_OFF;
     PlItem *self = find(&g->place->vals, &op->results[0]);
-    if (c->mode[i] == GP_PLACE_COPY && self && self->box.root != &op->results[0])
+    GpPlaceMode mode = c->mode[i];
+    if (mode == GP_PLACE_IN) {
+        /* the producer was lowered into the slice (a lowering that made it another buffer, which the rules
+         * above should exclude, gets the copy instead of a wrong result) */
+        int have = gp_tensor_of(g, op->operands[i], loc), want = box_tensor(g, &c->slice[i], op->operands[i], loc);
+        if (have < 0 || want < 0) return GP_PLACE_OFF;
+        if (have != want) mode = GP_PLACE_COPY;
+    }
+    if (mode == GP_PLACE_COPY && self && self->box.root != &op->results[0])
         *region = box_tensor(g, &c->slice[i], op->operands[i], loc);
-    return c->mode[i];
+    return mode;
 }
