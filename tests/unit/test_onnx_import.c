@@ -135,7 +135,7 @@ typedef struct Mb {
     Onnx__TensorShapeProto__Dimension dims[64], *dim_ptrs[64];
     int nvis, ndims;
     Onnx__TensorProto inits[8], *init_ptrs[8];
-    int64_t init_dims[8][4];
+    int64_t init_dims[8][ONNX_MAX_RANK];
     float init_data[8][64];
 } Mb;
 
