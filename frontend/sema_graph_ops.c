@@ -418,13 +418,44 @@ static Value *op_pad(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *o
                   v[3].f[0]);
 }
 
+/* A spatial list of conv_transpose (nsp spatial dims) into out: one integer for every dim, or one per dim; for
+ * padding (pads) also one per dim and end (2 * nsp: the leading pads, then the trailing ones). */
+static bool spatial_list(Sema *s, const GraphOp *op, const GraphParam *p, const GVal *v, int nsp, bool pads,
+                         const Type *x, int *out) {
+    int n = v->n, want = pads ? 2 * nsp : nsp;
+    if (n == 1 || n == nsp) {
+        for (int i = 0; i < want; i++) out[i] = v->i[n == 1 ? 0 : i % nsp];
+        return true;
+    }
+    if (pads && n == 2 * nsp) {
+        memcpy(out, v->i, (size_t)n * sizeof *out);
+        return true;
+    }
+    if (pads) diag_error(s->d, v->ast->loc, "%s must be an integer or a list of %d or %d integers (for the %d spatial dims "
+                         "of %s), got %d", what(s, op, p), nsp, 2 * nsp, nsp, sema_tstr(s, x), n);
+    else diag_error(s->d, v->ast->loc, "%s must be an integer or a list of %d integers (one per spatial dim of %s), got %d",
+                    what(s, op, p), nsp, sema_tstr(s, x), n);
+    return false;
+}
+
+/* conv_transpose2d (PAIR and PAD parameters, already spread to 2 and 4 values) and conv_transpose (INTS: one
+ * value per spatial dim of x, whose rank says how many: 3 to 5). */
 static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
-    (void)s, (void)op;
-    GbConvT a = {.groups = v[6].i[0]};
-    memcpy(a.stride, v[3].i, sizeof a.stride);
-    memcpy(a.padding, v[4].i, sizeof a.padding);
-    memcpy(a.output_padding, v[5].i, sizeof a.output_padding);
-    memcpy(a.dilation, v[7].i, sizeof a.dilation);
+    GbConvT a = {.groups = v[6].i[0], .name = op_name(op)};
+    const Type *x = v[0].t->type;
+    a.nsp = strcmp(op_name(op), "conv_transpose") ? 2 : x->rank - 2;
+    if (a.nsp < 1 || a.nsp > 3) {
+        diag_error(s->d, v[0].ast->loc, "'%s' needs an input of rank 3, 4 or 5 ([N, C, 1 to 3 spatial dims]), got %s",
+                   op_name(op), sema_tstr(s, x));
+        return NULL;
+    }
+    const GraphParam *ps[GMAXP];
+    op_params(op, ps);
+    if (!spatial_list(s, op, ps[3], &v[3], a.nsp, false, x, a.stride) ||
+        !spatial_list(s, op, ps[4], &v[4], a.nsp, true, x, a.padding) ||
+        !spatial_list(s, op, ps[5], &v[5], a.nsp, false, x, a.output_padding) ||
+        !spatial_list(s, op, ps[7], &v[7], a.nsp, false, x, a.dilation))
+        return NULL;
     return gb_conv_transpose(g, call->loc, v[0].t, v[1].t, v[2].t, &a);
 }
 

@@ -107,11 +107,17 @@ Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a);
 Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
               double value);
 
-/* The transposed 2-D convolution (graph.conv_transpose): x [N, C, H, W], w [C, K/groups, R, S], bias [K] or
- * NULL; y [N, K, P, Q] with P = (H - 1) * stride - pad_top - pad_bottom + dilation * (R - 1) + output_padding + 1
- * (Q likewise). output_padding[i] < max(stride[i], dilation[i]) as PyTorch requires. */
+/* The transposed convolution over nsp = 1, 2 or 3 spatial dims (graph.conv_transpose): x [N, C, in...] (rank
+ * nsp + 2), w [C, K/groups, kernel...] (the same rank), bias [K] or NULL; y [N, K, out...] with out_i =
+ * (in_i - 1) * stride_i - pad_begin_i - pad_end_i + dilation_i * (kernel_i - 1) + output_padding_i + 1, each >= 1.
+ * The first nsp items of stride, output_padding and dilation, and 2 * nsp of padding (the leading pads of each
+ * spatial dim, then the trailing ones: [top, left, bottom, right] in 2-D) are used. output_padding_i <
+ * max(stride_i, dilation_i) as PyTorch requires. name: the op in messages (NULL: "conv_transpose"); an x of
+ * another rank than nsp + 2 is a located error. */
 typedef struct GbConvT {
-    int stride[2], padding[4] /* top, left, bottom, right */, output_padding[2], dilation[2], groups;
+    int nsp;
+    int stride[3], padding[6], output_padding[3], dilation[3], groups;
+    const char *name;
 } GbConvT;
 Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, const GbConvT *a);
 

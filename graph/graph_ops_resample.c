@@ -52,19 +52,31 @@ Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a) {
     return op->results;
 }
 
+/* The spatial dims' names in messages, by spatial rank. */
+static const char *spatial_name(int nsp, int i) {
+    static const char *const names[3][3] = {{"length"}, {"height", "width"}, {"depth", "height", "width"}};
+    return names[nsp - 1][i];
+}
+
 Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, const GbConvT *a) {
     Value *ops[3] = {x, w, bias};
-    int n = bias ? 3 : 2;
-    static const char *const name = "conv_transpose2d";
+    int n = bias ? 3 : 2, nsp = a->nsp, r = nsp + 2;
+    const char *name = a->name ? a->name : "conv_transpose";
     if (!gb_operands(g, loc, name, ops, n)) return NULL;
-    if (x->type->rank != 4 || w->type->rank != 4 || (bias && bias->type->rank != 1)) {
-        gb_error(g, loc, "%s: expected the input [N, C, H, W], the weight [C, K/groups, R, S] and a bias [K], got %s, %s%s%s",
-                 name, T(x), T(w), bias ? " and " : "", bias ? T(bias) : "");
+    if (nsp < 1 || nsp > 3) {
+        gb_error(g, loc, "%s: %d spatial dims; 1, 2 or 3 are supported", name, nsp);
+        return NULL;
+    }
+    static const char *const xs[3] = {"[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"};
+    static const char *const ws[3] = {"[C, K/groups, S]", "[C, K/groups, R, S]", "[C, K/groups, T, R, S]"};
+    if (x->type->rank != r || w->type->rank != r || (bias && bias->type->rank != 1)) {
+        gb_error(g, loc, "%s: expected the input %s, the weight %s and a bias [K], got %s, %s%s%s", name, xs[nsp - 1],
+                 ws[nsp - 1], T(x), T(w), bias ? " and " : "", bias ? T(bias) : "");
         return NULL;
     }
     const struct { const char *what; const int *v; int n, lo; } lims[] = {
-        {"stride", a->stride, 2, 1}, {"dilation", a->dilation, 2, 1}, {"padding", a->padding, 4, 0},
-        {"output_padding", a->output_padding, 2, 0}, {"groups", &a->groups, 1, 1}};
+        {"stride", a->stride, nsp, 1}, {"dilation", a->dilation, nsp, 1}, {"padding", a->padding, 2 * nsp, 0},
+        {"output_padding", a->output_padding, nsp, 0}, {"groups", &a->groups, 1, 1}};
     for (size_t k = 0; k < sizeof lims / sizeof lims[0]; k++)
         for (int i = 0; i < lims[k].n; i++)
             if (lims[k].v[i] < lims[k].lo || lims[k].v[i] > 1 << 20) {
@@ -72,7 +84,7 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
                          lims[k].v[i]);
                 return NULL;
             }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < nsp; i++)
         if (a->output_padding[i] >= a->stride[i] && a->output_padding[i] >= a->dilation[i]) {
             gb_error(g, loc, "%s: output_padding %d must be smaller than the stride (%d) or the dilation (%d)", name,
                      a->output_padding[i], a->stride[i], a->dilation[i]);
@@ -96,10 +108,10 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
         return NULL;
     }
     GbAttrs at = {0};
-    gb_attr(&at, "stride", gb_ints(g, a->stride, 2));
-    gb_attr(&at, "padding", gb_ints(g, a->padding, 4));
-    gb_attr(&at, "output_padding", gb_ints(g, a->output_padding, 2));
-    gb_attr(&at, "dilation", gb_ints(g, a->dilation, 2));
+    gb_attr(&at, "stride", gb_ints(g, a->stride, nsp));
+    gb_attr(&at, "padding", gb_ints(g, a->padding, 2 * nsp));
+    gb_attr(&at, "output_padding", gb_ints(g, a->output_padding, nsp));
+    gb_attr(&at, "dilation", gb_ints(g, a->dilation, nsp));
     gb_attr(&at, "groups", ir_attr_int(g->m, a->groups));
     int bad = -1;
     int64_t out = 0;
@@ -107,7 +119,7 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
     if (!op && bad >= 2) {
         int i = bad - 2;
         gb_error(g, loc, "%s: the output %s of %s with weight %s would be %lld (padding %d + %d)", name,
-                 i ? "width" : "height", T(x), T(w), (long long)out, a->padding[i], a->padding[i + 2]);
+                 spatial_name(nsp, i), T(x), T(w), (long long)out, a->padding[i], a->padding[i + nsp]);
     }
     return op ? op->results : NULL;
 }

@@ -200,6 +200,8 @@ const char *const *graph_names(GraphNames n, OpKind op) {
 #define POS GRAPH_POS
 #define ANY GRAPH_LEN_ANY
 #define RANK GRAPH_LEN_RANK
+#define SPATIAL GRAPH_LEN_SPATIAL
+#define PADS GRAPH_LEN_PADS
 #define REQ ((const char *)0)
 #define OPT ""
 static const GraphAttr attr_rows[] = {
@@ -221,6 +223,8 @@ static const GraphParam param_rows[] = {
 #undef POS
 #undef ANY
 #undef RANK
+#undef SPATIAL
+#undef PADS
 #undef REQ
 #undef OPT
 enum { NATTR_ROWS = sizeof attr_rows / sizeof attr_rows[0], NPARAM_ROWS = sizeof param_rows / sizeof param_rows[0] };

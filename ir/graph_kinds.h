@@ -86,9 +86,12 @@ const char *const *graph_names(GraphNames n, OpKind op);
 #define GRAPH_NOMAX 1e300
 #define GRAPH_AXIS 2e300
 #define GRAPH_POS 0x1p-1074
-/* Length sentinels of GRAPH_ATTR's LEN column: one or more items, operand 0's rank. */
+/* Length sentinels of GRAPH_ATTR's LEN column: one or more items, operand 0's rank, its spatial dims (rank - 2:
+ * one per window dim of an [N, C, spatial...] input), two per spatial dim (leading pads, then trailing). */
 #define GRAPH_LEN_ANY (-1)
 #define GRAPH_LEN_RANK (-2)
+#define GRAPH_LEN_SPATIAL (-3)
+#define GRAPH_LEN_PADS (-4)
 
 typedef enum GraphAttrKind { GA_INT, GA_FLOAT, GA_BOOL, GA_INTS, GA_FLOATS, GA_STRING, GA_SYMBOL, GA_ARGS } GraphAttrKind;
 
@@ -98,7 +101,7 @@ typedef struct GraphAttr {
     const char *name;
     GraphAttrKind kind;
     bool opt;          /* may be absent */
-    int len;           /* lists: a length, GRAPH_LEN_ANY or GRAPH_LEN_RANK */
+    int len;           /* lists: a length or a GRAPH_LEN_ sentinel */
     double min, max;   /* per integer or float; sentinels above */
     GraphNames names;  /* GA_STRING */
 } GraphAttr;

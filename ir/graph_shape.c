@@ -148,21 +148,23 @@ bool graph_shape_pool(const GraphShapeIn *in, GraphShapeOut *out) {
     return true;
 }
 
-/* conv_transpose: x [N, C, H, W], w [C, K/groups, R, S] -> [N, K, P, Q],
- * P = (H - 1) * stride - pad_top - pad_bottom + dilation * (R - 1) + output_padding + 1. */
+/* conv_transpose over 1 to 3 spatial dims: x [N, C, spatial...], w [C, K/groups, kernel...] -> [N, K, out...],
+ * out_i = (in_i - 1) * stride_i - pad_begin_i - pad_end_i + dilation_i * (kernel_i - 1) + output_padding_i + 1. */
 bool graph_shape_conv_transpose(const GraphShapeIn *in, GraphShapeOut *out) {
-    int64_t stride[2], pad[4], opad[2], dil[2], groups;
-    if (!rank_in(in, 0, 4, 4) || !rank_in(in, 1, 4, 4) || !ints(in, "stride", 2, stride, NULL) ||
-        !ints(in, "padding", 4, pad, NULL) || !ints(in, "output_padding", 2, opad, NULL) ||
-        !ints(in, "dilation", 2, dil, NULL) || !int1(in, "groups", &groups))
+    int64_t stride[3], pad[6], opad[3], dil[3], groups;
+    if (!rank_in(in, 0, 3, 5)) return false;
+    int r = in->opnds[0]->rank, nsp = r - 2;
+    if (!rank_in(in, 1, r, r) || !ints(in, "stride", nsp, stride, NULL) || !ints(in, "padding", 2 * nsp, pad, NULL) ||
+        !ints(in, "output_padding", nsp, opad, NULL) || !ints(in, "dilation", nsp, dil, NULL) ||
+        !int1(in, "groups", &groups))
         return false;
     const Type *x = in->opnds[0], *w = in->opnds[1];
-    out->rank = 4;
+    out->rank = r;
     out->dims[0] = DIM(x, 0);
     out->dims[1] = sx_simplify(in->a, BIN(SX_MUL, DIM(w, 1), LIT(groups)));
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < nsp; i++) {
         /* (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1 */
-        int64_t c = 1 + opad[i] - pad[i] - pad[i + 2] - stride[i] - dil[i];
+        int64_t c = 1 + opad[i] - pad[i] - pad[i + nsp] - stride[i] - dil[i];
         out->dims[2 + i] = BIN(SX_ADD, BIN(SX_MUL, DIM(x, 2 + i), LIT(stride[i])),
                                BIN(SX_ADD, BIN(SX_MUL, DIM(w, 2 + i), LIT(dil[i])), LIT(c)));
     }

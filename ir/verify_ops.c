@@ -636,7 +636,11 @@ static bool attr_row_ok(Verifier *v, Op *op, const GraphAttr *r) {
     if (!a && r->opt) return true;
     int rank = op->num_operands ? OPND(0)->rank : 0;
     int64_t ilo = int_bound(r->min, rank - 1, false), ihi = int_bound(r->max, rank - 1, true);
-    int len = r->len == GRAPH_LEN_RANK ? rank : r->len;
+    int sp = rank > 2 ? rank - 2 : GRAPH_LEN_ANY; /* a rank below 3 is the op's rank check's to report */
+    int len = r->len == GRAPH_LEN_RANK      ? rank
+              : r->len == GRAPH_LEN_SPATIAL ? sp
+              : r->len == GRAPH_LEN_PADS    ? (rank > 2 ? 2 * sp : GRAPH_LEN_ANY)
+                                            : r->len;
     switch (r->kind) {
     case GA_INT: return int_attr_in(v, op, r->name, ilo, ihi, NULL);
     case GA_BOOL: return kind_attr(v, op, r->name, ATTR_BOOL, "a bool");
@@ -815,7 +819,8 @@ static bool graph_operand_ranks(Verifier *v, Op *op) {
         return true;
     case OP_G_MATMUL: return rank_of(v, op, OPND(0), "a", 2, 4) && rank_of(v, op, OPND(1), "b", 2, 4);
     case OP_G_POOL: return rank_of(v, op, OPND(0), "input", 4, 4) && rank_of(v, op, RES(0), "result", 4, 4);
-    case OP_G_CONV_TRANSPOSE: return rank_of(v, op, OPND(0), "input", 4, 4) && rank_of(v, op, OPND(1), "weight", 4, 4);
+    case OP_G_CONV_TRANSPOSE:
+        return rank_of(v, op, OPND(0), "input", 3, 5) && rank_of(v, op, OPND(1), "weight", OPND(0)->rank, OPND(0)->rank);
     case OP_G_RESIZE:
         if (OPND(0)->rank >= 2 && OPND(0)->rank <= 4) return true;
         ERR("'%s' needs an operand of rank 2 to 4, got %s", NAME, T(OPND(0)));

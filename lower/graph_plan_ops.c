@@ -165,7 +165,7 @@ static bool elementwise(GpGraph *g, Func *k, const int *ins, int nin, int y, Src
 
 /* ----------------------------------------------------------------- ops */
 
-/* What conv2d and conv_transpose share: the window attributes, operands x, w (rank 4), optional bias b
+/* What conv2d reads: the window attributes, operands x, w (rank 4), optional bias b
  * (rank 1, -1 when absent), the result y (rank 4) of element type T, and the std kernel's consts named
  * from them (T, SH, SW, PH, PW, DH, DW, GROUPS). false after an error (reported). */
 typedef struct ConvParts {
@@ -798,25 +798,59 @@ static bool lower_pad(GpGraph *g, Op *op) {
     return true;
 }
 
-/* std_conv_transpose2d: a gather over the output (each output pixel sums the taps whose input pixel lands on
- * it), so no zero insertion and no atomics; the bottom/right padding and output_padding only change P and Q,
- * which come from y's view. */
+/* t (rank 2 + nsp: [A, B, spatial...]) seen as [A, B, 1.., spatial...] of rank 5 (the unit dims in front of
+ * the spatial ones), with dims 2 and 3 merged when merge (rank 4): a view of the same storage, t itself where
+ * the dims agree. *second: dim 3 of the rank-5 form (the merged pair's second factor). */
+static int as_3d(GpGraph *g, int t, int nsp, bool merge, const char **second) {
+    GpTensor *X = gp_t(g, t);
+    const char *d[5] = {X->dims[0], X->dims[1], "1", "1", "1"};
+    for (int i = 0; i < nsp; i++) d[5 - nsp + i] = X->dims[2 + i];
+    if (second) *second = d[3];
+    if (!merge) return gp_reshape(g, t, 5, d, hint(g, t, "3d"));
+    const char *m[4] = {d[0], d[1], gp_mul(g, d[2], d[3]), d[4]};
+    return gp_reshape(g, t, 4, m, hint(g, t, "3d"));
+}
+
+/* std_conv_transpose: a gather over the output (each output element sums the taps whose input element lands
+ * on it), so no zero insertion and no atomics. The kernel is written for 3 spatial dims; 1 and 2 are views
+ * with unit dims in front (stride, dilation 1 and padding 0 there); x and w come with their first two spatial
+ * dims merged, the height of x and the depth of w as arguments. The end padding and output_padding only
+ * change the output size, which comes from y's view. */
 static bool lower_conv_transpose(GpGraph *g, Op *op) {
-    int opad[2];
-    ConvParts c;
-    if (!conv_parts(g, op, &c) || !attr_ints(g, op, "output_padding", 2, 0, 1 << 20, opad)) return false;
-    int x = c.x, w = c.w, b = c.b, y = c.y;
-    const char *T = c.T;
-    Func *k = gp_kernel(g, "std_conv_transpose2d", c.names, c.values, 8, op->loc);
+    int groups, stride[3] = {1, 1, 1}, pad[6] = {0}, dil[3] = {1, 1, 1}, opad[3];
+    int x = operand(g, op, 0, 3, 5);
+    if (x < 0) return false;
+    int nsp = gp_t(g, x)->rank - 2, o = 3 - nsp;
+    if (!attr_ints(g, op, "stride", nsp, 1, 1 << 20, stride + o) ||
+        !attr_ints(g, op, "padding", 2 * nsp, 0, 1 << 20, pad + o) ||
+        !attr_ints(g, op, "dilation", nsp, 1, 1 << 20, dil + o) ||
+        !attr_ints(g, op, "output_padding", nsp, 0, 1 << 20, opad) || !attr_int(g, op, "groups", 1, 1 << 30, &groups))
+        return false;
+    int w = operand(g, op, 1, nsp + 2, nsp + 2);
+    int b = w < 0 || op->num_operands < 3 ? -1 : operand(g, op, 2, 1, 1);
+    if (w < 0 || (op->num_operands > 2 && b < 0)) return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, nsp + 2, nsp + 2) : -1;
+    if (y < 0) return false;
+    static const char *const names[] = {"T", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW", "GROUPS"};
+    const int v[] = {stride[0], stride[1], stride[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2], groups};
+    const char *values[11] = {T};
+    for (int i = 0; i < 10; i++) values[i + 1] = itoa_a(g, v[i]);
+    Func *k = gp_kernel(g, "std_conv_transpose", names, values, 11, op->loc);
     int64_t bp = k ? gp_kconst(g, k, "BLOCK_P", op->loc) : 0, bk = k ? gp_kconst(g, k, "BLOCK_K", op->loc) : 0;
     if (bp < 1 || bk < 1) return false;
     const char *const *yd = gp_t(g, y)->dims;
     if (b < 0) b = gp_zero_buffer(g, T, 1, &yd[1]);
-    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, yd[2], yd[3]), bp), gp_cdiv(g, yd[1], bk), yd[0], op->loc);
-    gp_arg_view(g, l, x, NULL, 0, NULL, 0);
-    gp_arg_view(g, l, w, NULL, 0, NULL, 0);
+    const char *pix = gp_prod(g, yd, 2, nsp + 2), *H, *KT;
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, pix, bp), gp_cdiv(g, yd[1], bk), yd[0], op->loc);
+    gp_arg_view(g, l, as_3d(g, x, nsp, true, &H), NULL, 0, NULL, 0);
+    int wv = as_3d(g, w, nsp, true, NULL);
+    KT = nsp == 3 ? gp_t(g, w)->dims[2] : "1";
+    gp_arg_view(g, l, wv, NULL, 0, NULL, 0);
     gp_arg_view(g, l, b, NULL, 0, NULL, 0);
-    gp_arg_view(g, l, y, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, as_3d(g, y, nsp, false, NULL), NULL, 0, NULL, 0);
+    gp_arg_i32(g, l, H);
+    gp_arg_i32(g, l, KT);
     return true;
 }
 

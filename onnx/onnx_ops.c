@@ -529,21 +529,26 @@ static void op_conv(OnnxImport *x) {
 /* Python's floor division (ONNX's pad formulas are written with it). */
 static int64_t floordiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* ConvTranspose: w is [C, K/group, kH, kW]. output_shape or auto_pad SAME_* give the pads by ONNX's formula
- * (total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out); a negative end pad (an output
- * larger than the kernels reach) becomes extra output_padding. */
+/* ConvTranspose over 1, 2 or 3 spatial dims (graph.conv_transpose takes each as it is): w is [C, K/group,
+ * kernel...]. output_shape or auto_pad SAME_* give the pads by ONNX's formula (total = stride * (in - 1) +
+ * output_padding + (k - 1) * dilation + 1 - out); a negative end pad (an output larger than the kernels reach)
+ * becomes extra output_padding. */
 static void op_conv_transpose(OnnxImport *x) {
     Value *v = ox_input(x, 0);
     Value *w = v ? ox_input(x, 1) : NULL;
     Value *bias = NULL;
     if (!w || (ox_has_input(x, 2) && !(bias = ox_input(x, 2)))) return;
-    if (!spatial_rank(x, v)) return;
     int r = ox_rank(v), nsp = r - 2;
+    if (r < 3 || r > 5) {
+        ox_error(x, r > 5 ? "unsupported shape: ConvTranspose with %d spatial dims" : "malformed model: ConvTranspose "
+                 "input of rank %d", r > 5 ? nsp : r);
+        return;
+    }
     if (ox_rank(w) != r) {
         ox_error(x, "malformed model: ConvTranspose weight of rank %d for an input of rank %d", ox_rank(w), r);
         return;
     }
-    int64_t kernel[2], in[2], opad[2], oshape[ONNX_MAX_RANK];
+    int64_t kernel[3], in[3], opad[3], oshape[ONNX_MAX_RANK], sk[3], ss[3], sd[3], pb[3], pe[3];
     for (int i = 0; i < nsp; i++) {
         kernel[i] = ox_dim(w, 2 + i);
         in[i] = ox_dim(v, 2 + i);
@@ -555,13 +560,12 @@ static void op_conv_transpose(OnnxImport *x) {
         ox_error(x, "unsupported attribute: ConvTranspose auto_pad=%s", ap);
         return;
     }
-    Spatial sp;
-    int64_t pads[4];
-    if (!read_list(x, "kernel_shape", nsp, -1, 1, sp.k) ||
-        !read_list(x, "strides", nsp, 1, row_min("conv_transpose2d", "stride"), sp.s) ||
-        !read_list(x, "dilations", nsp, 1, row_min("conv_transpose2d", "dilation"), sp.d) ||
-        !read_list(x, "pads", 2 * nsp, 0, row_min("conv_transpose2d", "padding"), pads) ||
-        !read_list(x, "output_padding", nsp, 0, row_min("conv_transpose2d", "output_padding"), opad))
+    int64_t pads[6];
+    if (!read_list(x, "kernel_shape", nsp, -1, 1, sk) ||
+        !read_list(x, "strides", nsp, 1, row_min("conv_transpose", "stride"), ss) ||
+        !read_list(x, "dilations", nsp, 1, row_min("conv_transpose", "dilation"), sd) ||
+        !read_list(x, "pads", 2 * nsp, 0, row_min("conv_transpose", "padding"), pads) ||
+        !read_list(x, "output_padding", nsp, 0, row_min("conv_transpose", "output_padding"), opad))
         return;
     int nos = ox_attr(x, "output_shape") ? ox_attr_ints(x, "output_shape", oshape, ONNX_MAX_RANK) : 0;
     if (nos < 0) return;
@@ -570,46 +574,48 @@ static void op_conv_transpose(OnnxImport *x) {
         return;
     }
     for (int i = 0; i < nsp; i++) {
-        if (sp.k[i] < 0) sp.k[i] = kernel[i];
-        if (sp.k[i] < 1 || sp.k[i] != kernel[i]) {
+        if (sk[i] < 0) sk[i] = kernel[i];
+        if (sk[i] < 1 || sk[i] != kernel[i]) {
             ox_error(x, "malformed model: ConvTranspose kernel_shape differs from the weight's");
             return;
         }
-        sp.pb[i] = strcmp(ap, "VALID") ? pads[i] : 0;
-        sp.pe[i] = strcmp(ap, "VALID") ? pads[nsp + i] : 0;
+        pb[i] = strcmp(ap, "VALID") ? pads[i] : 0;
+        pe[i] = strcmp(ap, "VALID") ? pads[nsp + i] : 0;
         if (!nos && !same) continue;
         if (in[i] < 0) {
             ox_error(x, "unsupported shape: ConvTranspose output_shape or auto_pad with a symbolic input size");
             return;
         }
-        int64_t out = nos ? oshape[nos - nsp + i] : in[i] * sp.s[i];
-        int64_t total = sp.s[i] * (in[i] - 1) + opad[i] + (sp.k[i] - 1) * sp.d[i] + 1 - out;
+        int64_t out = nos ? oshape[nos - nsp + i] : in[i] * ss[i];
+        int64_t total = ss[i] * (in[i] - 1) + opad[i] + (sk[i] - 1) * sd[i] + 1 - out;
         int64_t half = floordiv(total, 2);
-        sp.pb[i] = !strcmp(ap, "SAME_UPPER") ? half : total - half;
-        sp.pe[i] = total - sp.pb[i];
-        if (sp.pe[i] < 0) opad[i] -= sp.pe[i], sp.pe[i] = 0;
-        if (sp.pb[i] < 0) {
+        pb[i] = !strcmp(ap, "SAME_UPPER") ? half : total - half;
+        pe[i] = total - pb[i];
+        if (pe[i] < 0) opad[i] -= pe[i], pe[i] = 0;
+        if (pb[i] < 0) {
             ox_error(x, "unsupported attribute: ConvTranspose output_shape %lld needs a negative leading pad",
                      (long long)out);
             return;
         }
     }
     int64_t group = ox_attr_int(x, "group", 1);
-    if (group < row_min("conv_transpose2d", "groups") || group > (1 << 20)) {
+    if (group < row_min("conv_transpose", "groups") || group > (1 << 20)) {
         ox_error(x, "malformed model: ConvTranspose group=%lld", (long long)group);
         return;
     }
-    GbConvT a = {.groups = (int)group};
-    int k[2];
-    to_2d(nsp, &sp, k, a.stride, a.dilation, a.padding);
-    a.output_padding[0] = nsp == 1 ? 0 : (int)opad[0];
-    a.output_padding[1] = (int)opad[nsp - 1];
-    if (nsp == 1) {
-        v = add_unit_height(x, v);
-        w = add_unit_height(x, w);
+    GbConvT a = {.nsp = nsp, .groups = (int)group};
+    for (int i = 0; i < nsp; i++) {
+        if (pb[i] > (1 << 20) || pe[i] > (1 << 20) || opad[i] > (1 << 20)) {
+            ox_error(x, "unsupported attribute: ConvTranspose pads or output_shape out of range");
+            return;
+        }
+        a.stride[i] = (int)ss[i];
+        a.dilation[i] = (int)sd[i];
+        a.padding[i] = (int)pb[i];
+        a.padding[nsp + i] = (int)pe[i];
+        a.output_padding[i] = (int)opad[i];
     }
-    Value *y = v && w ? gb_conv_transpose(x->g, x->loc, v, w, bias, &a) : NULL;
-    ox_set_output(x, 0, nsp == 1 ? drop_unit_height(x, y) : y);
+    ox_set_output(x, 0, gb_conv_transpose(x->g, x->loc, v, w, bias, &a));
 }
 
 static void pool(OnnxImport *x, bool is_max) {

@@ -135,7 +135,7 @@ typedef struct Mb {
     Onnx__TensorShapeProto__Dimension dims[64], *dim_ptrs[64];
     int nvis, ndims;
     Onnx__TensorProto inits[8], *init_ptrs[8];
-    int64_t init_dims[8][4];
+    int64_t init_dims[8][ONNX_MAX_RANK];
     float init_data[8][64];
 } Mb;
 
@@ -567,6 +567,33 @@ static void test_conv_transpose(void) {
                                      "[1, 1], padding = [0, 0, 0, 0], stride = [2, 2]} : tensor<f32>[N, 8, 8, 8]"));
         imported_free(&r);
     }
+
+    /* 3 spatial dims: x [N, 2, 2, 3, 3], w [2, 1, 2, 3, 3] with auto_pad SAME_UPPER (out = in * stride: the pads
+     * by ONNX's formula per dim), and 1 spatial dim with pads; each kept at its rank. */
+    static int64_t xd3[5] = {0, 2, 2, 3, 3}, wd3[5] = {2, 1, 2, 3, 3}, s3[3] = {1, 2, 2}, xd1[3] = {0, 2, 5},
+                   wd1[3] = {2, 3, 4}, p1[2] = {1, 2};
+    mb_init(&b, 13);
+    mb_input(&b, "x", 5, xd3);
+    mb_init_tensor(&b, "w", 5, wd3);
+    Onnx__NodeProto *n = mb_node(&b, "ConvTranspose", 2, in, "y");
+    mb_attr_ints(&b, n, "strides", s3, 3);
+    mb_attr_str(&b, n, "auto_pad", "SAME_UPPER");
+    mb_output(&b, "y", -1, NULL);
+    Imported r = import_mb(&b);
+    /* depth: total = 1*(2-1) + 1 + 1 - 2 = 1 -> [0, 1]; height/width: total = 2*2 + 3 - 6 = 1 -> [0, 1] */
+    CHECK(r.ok && contains(r.ir, "graph.conv_transpose %x, %w {dilation = [1, 1, 1], groups = 1, output_padding = "
+                                 "[0, 0, 0], padding = [0, 0, 0, 1, 1, 1], stride = [1, 2, 2]} : tensor<f32>[N, 1, 2, 6, 6]"));
+    imported_free(&r);
+    mb_init(&b, 13);
+    mb_input(&b, "x", 3, xd1);
+    mb_init_tensor(&b, "w", 3, wd1);
+    n = mb_node(&b, "ConvTranspose", 2, in, "y");
+    mb_attr_ints(&b, n, "pads", p1, 2);
+    mb_output(&b, "y", -1, NULL);
+    r = import_mb(&b);
+    CHECK(r.ok && contains(r.ir, "graph.conv_transpose %x, %w {dilation = [1], groups = 1, output_padding = [0], "
+                                 "padding = [1, 2], stride = [1]} : tensor<f32>[N, 3, 5]"));
+    imported_free(&r);
 }
 
 static void test_malformed(void) {
