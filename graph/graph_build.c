@@ -131,11 +131,25 @@ void gb_attr(GbAttrs *at, const char *name, Attr *v) {
     if (at->n < (int)(sizeof at->a / sizeof at->a[0])) at->a[at->n++] = (NamedAttr){name, v};
 }
 
+static bool check_equal(void *ctx, const ShapeExpr *x, const ShapeExpr *y) { return gb_require_equal(ctx, x, y); }
+static const char *check_dim_text(void *ctx, const ShapeExpr *e) { return gb_dim_text(ctx, e); }
+
+GraphCheckEnv gb_check_env(GraphBuilder *g) { return (GraphCheckEnv){g->m, check_equal, check_dim_text, g}; }
+
+bool gb_check_operands(GraphBuilder *g, OpKind kind, const GraphShapeIn *in, SrcLoc loc) {
+    GraphCheckFn rule = graph_check_fn(kind);
+    GraphCheckEnv env = gb_check_env(g);
+    const char *msg = rule ? rule(in, &env) : NULL;
+    if (msg) gb_error(g, loc, "%s", msg);
+    return !msg;
+}
+
 const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
                          int64_t *bad_lit) {
     const Type **types = arena_calloc(g->tmp, (size_t)n + 1, sizeof *types);
     for (int i = 0; i < n; i++) types[i] = ops[i]->type;
     GraphShapeIn in = {g->tmp, types, n, at->a, at->n};
+    if (!gb_check_operands(g, kind, &in, loc)) return NULL;
     GraphShapeOut out;
     GraphShapeFn rule = graph_shape_fn(kind);
     if (!rule || !rule(&in, &out)) {

@@ -12,6 +12,7 @@
 #define TILEC_GRAPH_INTERNAL_H
 #include "graph_build.h"
 #include "shape_expr.h"
+#include "../ir/graph_check.h"
 #include "../ir/graph_shape.h"
 
 typedef struct Derived {
@@ -74,7 +75,13 @@ void gb_attr(GbAttrs *at, const char *name, Attr *v);
  * the error; bad NULL: an internal error is reported). The operands must fit the rule (else an internal error). */
 Op *gb_emit_rule(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
                  int64_t *bad_lit);
-/* The two halves of gb_emit_rule: the result type by the rule (NULL as above), and the op appended with it. */
+/* The operand relations of op KIND (ir/graph_check.h, its GRAPH_CHECK row; none: true) over in, the builder's
+ * equality recording undecided dims as runtime checks; false after reporting the rule's message at loc.
+ * gb_rule_type runs it first. */
+bool gb_check_operands(GraphBuilder *g, OpKind kind, const GraphShapeIn *in, SrcLoc loc);
+/* The builder's view of dims for the rules of ir/graph_check.h. */
+GraphCheckEnv gb_check_env(GraphBuilder *g);
+/* The two halves of gb_emit_rule (gb_rule_type runs the op's operand rule, then its shape rule): the result type by the rule (NULL as above), and the op appended with it. */
 const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const GbAttrs *at, SrcLoc loc, int *bad,
                          int64_t *bad_lit);
 Op *gb_emit_attrs(GraphBuilder *g, OpKind kind, Value **ops, int n, const Type *result, const GbAttrs *at, SrcLoc loc);

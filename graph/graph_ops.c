@@ -52,28 +52,7 @@ Value *gb_conv2d(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value *bias, c
         !ints_at_least(g, loc, "conv2d", "padding", a->padding, 4, 0) ||
         !ints_at_least(g, loc, "conv2d", "groups", &a->groups, 1, 1))
         return NULL;
-    const Type *xt = x->type, *wt = w->type;
-    int cax = a->nhwc ? 3 : 1;
-    const ShapeExpr *C = gb_dim(g, xt, cax), *K = gb_dim(g, wt, 0), *CG = gb_dim(g, wt, 1);
-    const ShapeExpr *want = sx_simplify(g->tmp, mul(g, CG, lit(g, a->groups)));
-    if (!gb_require_equal(g, C, want)) {
-        gb_error(g, loc, "cannot conv2d %s with weight %s: dim %d (channels) is %s vs %s (weight dim 1 * groups = %s * %d)",
-                 T(x), T(w), cax, gb_dim_text(g, C), gb_dim_text(g, want), gb_dim_text(g, CG), a->groups);
-        return NULL;
-    }
-    if (a->groups > 1) {
-        const ShapeExpr *rem = sx_bin(g->tmp, SX_MOD, K, lit(g, a->groups));
-        if (!gb_require_equal(g, rem, lit(g, 0))) {
-            gb_error(g, loc, "conv2d: weight %s has %s output channels (dim 0), not a multiple of groups %d", T(w),
-                     gb_dim_text(g, K), a->groups);
-            return NULL;
-        }
-    }
-    if (bias && !gb_require_equal(g, gb_dim(g, bias->type, 0), K)) {
-        gb_error(g, loc, "cannot conv2d with weight %s and bias %s: dim 0 is %s vs %s", T(w), T(bias),
-                 gb_dim_text(g, K), gb_dim_text(g, gb_dim(g, bias->type, 0)));
-        return NULL;
-    }
+    /* channels against groups and the bias: the op's GRAPH_CHECK rule (ir/graph_check.c), run by gb_emit_rule */
     GbAttrs at = {0};
     gb_attr(&at, "stride", gb_ints(g, a->stride, 2));
     gb_attr(&at, "padding", gb_ints(g, a->padding, 4));
@@ -103,16 +82,9 @@ Value *gb_batch_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *gamma, Value 
         return NULL;
     }
     static const char *const names[] = {"", "gamma", "beta", "mean", "var"};
-    const ShapeExpr *C = gb_dim(g, x->type, 1);
-    for (int i = 1; i < 5; i++) {
+    for (int i = 1; i < 5; i++)
         if (!rank_is(g, loc, "batch_norm", names[i], ops[i], 1, 1)) return NULL;
-        const ShapeExpr *c = gb_dim(g, ops[i]->type, 0);
-        if (!gb_require_equal(g, C, c)) {
-            gb_error(g, loc, "cannot batch_norm %s with %s %s: dim 1 is %s vs %s", T(x), names[i], T(ops[i]),
-                     gb_dim_text(g, C), gb_dim_text(g, c));
-            return NULL;
-        }
-    }
+    /* the statistics against the channels: the GRAPH_CHECK rule, run by gb_emit_rule */
     GbAttrs at = {0};
     gb_attr(&at, "eps", ir_attr_float(g->m, eps));
     Op *op = gb_emit_rule(g, OP_G_BATCH_NORM, ops, 5, &at, loc, NULL, NULL);
@@ -159,33 +131,22 @@ static bool broadcast_dim(GraphBuilder *g, const ShapeExpr *da, const ShapeExpr 
     return a1 || b1 || gb_require_equal(g, da, db);
 }
 
-/* Checks numpy broadcasting of a and b; `verb` words the error. */
-static bool broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b) {
-    const Type *at = a->type, *bt = b->type;
-    int r = at->rank > bt->rank ? at->rank : bt->rank;
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - at->rank), ib = i - (r - bt->rank);
-        const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-        if (!broadcast_dim(g, da, db)) {
-            gb_error(g, loc, "cannot %s %s and %s: dim %d is %s vs %s", verb, T(a), T(b), i, gb_dim_text(g, da),
-                     gb_dim_text(g, db));
-            return false;
-        }
-    }
-    return true;
-}
-
+/* numpy broadcasting of a and b by ir/graph_check.c's rule (the one binary, compare and logic ops check). */
 bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b) {
-    return broadcast(g, loc, verb, a, b);
+    GraphShapeIn in = {g->tmp, NULL, 0, NULL, 0};
+    GraphCheckEnv env = gb_check_env(g);
+    const char *msg = graph_check_broadcast(&in, &env, verb, a->type, b->type);
+    if (msg) gb_error(g, loc, "%s", msg);
+    return !msg;
 }
 
 Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
     const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
     if (!k) return NULL;
-    const char *kind = k->name, *verb = k->verb;
+    const char *kind = k->name;
     Value *ops[2] = {a, b};
     if (!gb_operands(g, loc, kind, ops, 2)) return NULL;
-    if (!broadcast(g, loc, verb, a, b)) return NULL;
+    /* numpy broadcasting: the GRAPH_CHECK rule, run by gb_emit_rule */
     GbAttrs at = {0};
     gb_attr(&at, "kind", ir_attr_string(g->m, kind));
     Op *op = gb_emit_rule(g, OP_G_BINARY, ops, 2, &at, loc, NULL, NULL);
@@ -264,25 +225,7 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
     int n = c ? 3 : 2;
     if (!gb_operands(g, loc, "matmul", ops, n)) return NULL;
     if (!rank_is(g, loc, "matmul", "a", a, 2, 4) || !rank_is(g, loc, "matmul", "b", b, 2, 4)) return NULL;
-    const Type *at = a->type, *bt = b->type;
-    int ra = at->rank, rb = bt->rank;
-    const ShapeExpr *Ka = gb_dim(g, at, trans_a ? ra - 2 : ra - 1), *Kb = gb_dim(g, bt, trans_b ? rb - 1 : rb - 2);
-    if (!gb_require_equal(g, Ka, Kb)) {
-        gb_error(g, loc, "cannot matmul %s%s and %s%s: the inner dims are %s vs %s", T(a), trans_a ? " (transposed)" : "",
-                 T(b), trans_b ? " (transposed)" : "", gb_dim_text(g, Ka), gb_dim_text(g, Kb));
-        return NULL;
-    }
-    /* Batch dims broadcast as numpy's matmul does. */
-    int nb = (ra > rb ? ra : rb) - 2;
-    for (int i = 0; i < nb; i++) {
-        int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
-        const ShapeExpr *da = ia >= 0 ? gb_dim(g, at, ia) : NULL, *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-        if (!broadcast_dim(g, da, db)) {
-            gb_error(g, loc, "cannot matmul %s and %s: batch dim %d is %s vs %s", T(a), T(b), i, gb_dim_text(g, da),
-                     gb_dim_text(g, db));
-            return NULL;
-        }
-    }
+    /* the inner dims and the batch dims: the GRAPH_CHECK rule, run by gb_rule_type */
     GbAttrs attrs = {0};
     gb_attr(&attrs, "trans_a", ir_attr_bool(g->m, trans_a));
     gb_attr(&attrs, "trans_b", ir_attr_bool(g->m, trans_b));

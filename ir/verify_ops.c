@@ -5,6 +5,7 @@
 #include <string.h>
 #include "dot_engine.h"
 #include "layout.h"
+#include "graph_check.h"
 #include "graph_kinds.h"
 #include "graph_resize.h"
 #include "graph_shape.h"
@@ -919,6 +920,36 @@ static void check_graph_shape(Verifier *v, Op *op) {
     arena_free(a);
 }
 
+/* The operand relations of the op's GRAPH_CHECK rule (ir/graph_check.h), the builder's message: dims that differ
+ * with derived symbols expanded are an error; undecided ones (H vs W) are accepted, as the builder checks such
+ * equalities when the graph runs. */
+typedef struct VerifyEq {
+    const Func *f;
+    Arena *a;
+} VerifyEq;
+
+static bool verify_equal(void *ctx, const ShapeExpr *x, const ShapeExpr *y) {
+    VerifyEq *e = ctx;
+    DefsCtx defs = {e->f, e->a, 256};
+    SxCmp c = sx_compare_dims(e->a, sx_simplify(e->a, sx_subst(e->a, x, expand_def, &defs)),
+                              sx_simplify(e->a, sx_subst(e->a, y, expand_def, &defs)));
+    return !(c == SX_DIFFERENT && defs.budget > 0);
+}
+
+static void check_graph_operands(Verifier *v, Op *op) {
+    GraphCheckFn rule = graph_check_fn(op->kind);
+    if (!rule) return;
+    Arena *a = arena_new();
+    const Type **types = arena_calloc(a, (size_t)op->num_operands + 1, sizeof *types);
+    for (int i = 0; i < op->num_operands; i++) types[i] = OPND(i);
+    GraphShapeIn in = {a, types, op->num_operands, op->attrs, op->num_attrs};
+    VerifyEq eq = {v->f, a};
+    GraphCheckEnv env = {v->m, verify_equal, NULL, &eq};
+    const char *msg = rule(&in, &env);
+    if (msg) ERR("%s", msg);
+    arena_free(a);
+}
+
 static void check_graph(Verifier *v, Op *op) {
     for (int i = 0; i < op->num_operands; i++)
         if (OPND(i)->kind != TY_TENSOR) {
@@ -936,6 +967,7 @@ static void check_graph(Verifier *v, Op *op) {
             if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
         int before = v->errors;
         check_bool_op(v, op);
+        if (v->errors == before) check_graph_operands(v, op);
         if (v->errors == before) check_graph_shape(v, op);
         return;
     }
@@ -956,6 +988,7 @@ static void check_graph(Verifier *v, Op *op) {
         if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
     int before = v->errors;
     check_graph_relations(v, op);
+    if (v->errors == before) check_graph_operands(v, op);
     if (v->errors == before) check_graph_shape(v, op);
     /* `group` (set by the fuse pass, docs/graphs.md section 7) is optional on every graph op. */
     if (ir_op_attr(op, "group")) int_attr_in(v, op, "group", 0, INT32_MAX, NULL);

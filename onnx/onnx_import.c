@@ -404,12 +404,11 @@ static bool import_node(OnnxImport *x, int index) {
     if (!*x->op) return ox_fail(x, "malformed model: node %d has no op_type", index);
     if (nd->domain && *nd->domain && strcmp(nd->domain, "ai.onnx") != 0)
         return ox_fail(x, "unsupported op: %s.%s", nd->domain, x->op);
-    if (strcmp(x->op, "Constant") == 0) return true; /* its value is in the model's constants */
-    const char *attrs = NULL;
-    OxHandler *h = ox_find_handler(x->op, &attrs);
-    if (!h) return ox_fail(x, "unsupported op: %s", x->op);
-    if (!check_attrs(x, attrs)) return false;
-    h(x);
+    x->row = ox_find_row(x->op, x->opset);
+    if (!x->row) return ox_fail(x, "unsupported op: %s", x->op);
+    if (!check_attrs(x, x->row->attrs)) return false;
+    if (!x->row->fn) return true; /* Constant: its value is in the model's constants */
+    x->row->fn(x);
     if (diag_error_count(x->d) != before) return false;
     /* Every named output must now have a meaning (a handler that forgot one is a bug; report, no crash). */
     for (size_t i = 0; i < nd->n_output; i++)

@@ -37,6 +37,7 @@ typedef struct OnnxImport {
     /* the node being imported */
     const Onnx__NodeProto *node;
     const char *op;        /* node->op_type */
+    const struct OxRow *row; /* the GRAPH_ONNX row of op at the model's opset (ox_find_row) */
     SrcLoc loc;            /* model path, line = node index + 1 */
 } OnnxImport;
 
@@ -113,7 +114,25 @@ Value *ox_reshape(OnnxImport *x, Value *v, int rank, const int64_t *dims, const 
 
 /* An op handler: imports the current node (x->node); reports errors through ox_error or the builder. */
 typedef void OxHandler(OnnxImport *x);
-/* The handler of op_type in the default domain, with the attributes it understands (space-separated)
- * in *attrs; NULL when the op is not supported. */
-OxHandler *ox_find_handler(const char *op_type, const char **attrs);
+/* A GRAPH_ONNX row of ir/graph_ops.def: how op type `name` imports from opset `since` on (the table states the
+ * columns). */
+typedef struct OxRow {
+    const char *name;
+    int since;
+    OpKind op;          /* the graph IR op it imports to; OP__COUNT: none */
+    OxHandler *fn;      /* NULL: nothing to import (Constant) */
+    const char *attrs;  /* the attributes it accepts, space-separated */
+} OxRow;
+/* The row of op_type (default domain) at opset: the last of its rows with since <= opset (the first when all
+ * are later), or the row made from a unary, compare or logic kind's ONNX column; NULL when op_type has none.
+ * Static storage. */
+const OxRow *ox_find_row(const char *op_type, int64_t opset);
+/* The GRAPH_ONNX rows in table order (*n of them; static storage). */
+const OxRow *ox_rows(int *n);
+/* Whether the row in effect accepts attribute `name`: where a value moved from an attribute to an input with
+ * an opset, the handler asks this instead of comparing opset numbers. */
+bool ox_reads_attr(const OnnxImport *x, const char *name);
+/* Whether the model's opset is at least `opset`, which must be the SINCE of one of the current op's rows (a
+ * change of meaning the table declares); otherwise an internal error is reported and the opset compared. */
+bool ox_since(OnnxImport *x, int opset);
 #endif

@@ -175,7 +175,7 @@ static void op_gelu(OnnxImport *x) {
     else ox_error(x, "unsupported attribute: Gelu approximate=%s", approx);
 }
 
-/* A scalar bound of Clip (opset >= 11: an optional constant input). */
+/* A scalar bound of Clip (from opset 11: an optional constant input). */
 static bool clip_bound(OnnxImport *x, int i, const char *what, double *out) {
     if (!ox_has_input(x, i)) return true;
     const OnnxTensor *t = ox_const_input(x, i, what);
@@ -187,7 +187,7 @@ static bool clip_bound(OnnxImport *x, int i, const char *what, double *out) {
 
 static void op_clip(OnnxImport *x) {
     double lo = -FLT_MAX, hi = FLT_MAX;
-    if (x->opset < 11) {
+    if (ox_reads_attr(x, "min")) {
         lo = ox_attr_float(x, "min", lo);
         hi = ox_attr_float(x, "max", hi);
     } else if ((!ox_has_input(x, 1) || known(x, 1)) && (!ox_has_input(x, 2) || known(x, 2))) {
@@ -217,7 +217,7 @@ static void op_clip(OnnxImport *x) {
  * ones so that numpy broadcasting lines it up. */
 static Value *legacy_broadcast(OnnxImport *x, Value *a, Value *b) {
     const Onnx__AttributeProto *ax = ox_attr(x, "axis");
-    if (x->opset >= 7 || !ox_attr_int(x, "broadcast", 0) || !ax) return b;
+    if (!ox_reads_attr(x, "broadcast") || !ox_attr_int(x, "broadcast", 0) || !ax) return b;
     int ra = ox_rank(a), rb = ox_rank(b);
     int axis = norm_axis(x, ax->i, ra, 0, "axis");
     if (axis < 0) return NULL;
@@ -299,7 +299,7 @@ static void op_prelu(OnnxImport *x) {
     Value *slope = v ? ox_input(x, 1) : NULL;
     if (!slope) return;
     /* Before opset 7 a 1-D slope is per channel (dim 1), not numpy-broadcast. */
-    if (x->opset < 7 && ox_rank(slope) == 1 && ox_rank(v) > 2) {
+    if (!ox_since(x, 7) && ox_rank(slope) == 1 && ox_rank(v) > 2) {
         int64_t dims[ONNX_MAX_RANK];
         int src[ONNX_MAX_RANK] = {0};
         int n = ox_rank(v) - 1;
@@ -368,8 +368,9 @@ static void softmax(OnnxImport *x, bool log) {
         ox_error(x, "malformed model: %s of a scalar", x->op);
         return;
     }
-    int axis = norm_axis(x, ox_attr_int(x, "axis", x->opset < 13 ? 1 : -1), r, 0, "axis");
-    if (axis >= 0) ox_set_output(x, 0, gb_softmax(x->g, x->loc, v, axis, log, x->opset < 13));
+    bool coerce_2d = !ox_since(x, 13); /* before opset 13: over the dims from axis on, flattened */
+    int axis = norm_axis(x, ox_attr_int(x, "axis", coerce_2d ? 1 : -1), r, 0, "axis");
+    if (axis >= 0) ox_set_output(x, 0, gb_softmax(x->g, x->loc, v, axis, log, coerce_2d));
 }
 
 static void op_softmax(OnnxImport *x) { softmax(x, false); }
@@ -677,11 +678,11 @@ static void op_global_average_pool(OnnxImport *x) { global_pool(x, GK_MEAN); }
 static void op_global_max_pool(OnnxImport *x) { global_pool(x, GK_RMAX); }
 
 static void op_batch_norm(OnnxImport *x) {
-    if (x->opset < 7 && ox_attr_int(x, "is_test", 0) == 0) {
+    if (ox_reads_attr(x, "is_test") && ox_attr_int(x, "is_test", 0) == 0) {
         ox_error(x, "unsupported attribute: BatchNormalization is_test=0 (training)");
         return;
     }
-    if (x->opset < 9 && ox_attr_int(x, "spatial", 1) == 0) {
+    if (ox_reads_attr(x, "spatial") && ox_attr_int(x, "spatial", 1) == 0) {
         ox_error(x, "unsupported attribute: BatchNormalization spatial=0");
         return;
     }
@@ -709,7 +710,7 @@ static void reduce(OnnxImport *x, GraphKindId kind) {
     int r = ox_rank(v);
     int64_t axes[ONNX_MAX_RANK];
     int n;
-    bool from_input = x->opset >= 18 || (strcmp(x->op, "ReduceSum") == 0 && x->opset >= 13);
+    bool from_input = !ox_reads_attr(x, "axes"); /* an input from opset 18 (ReduceSum: 13) */
     if (from_input) n = ox_has_input(x, 1) ? ox_const_ints(x, 1, "axes", axes, ONNX_MAX_RANK) : 0;
     else n = ox_attr_ints(x, "axes", axes, ONNX_MAX_RANK);
     if (n < 0) return;
@@ -770,13 +771,13 @@ static void op_reshape(OnnxImport *x) {
     Value *v = t ? NULL : ox_input(x, 0);
     if (!t && !v) return;
     int64_t shape[ONNX_MAX_RANK];
-    int n = x->opset < 5 ? ox_attr_ints(x, "shape", shape, ONNX_MAX_RANK)
+    int n = ox_reads_attr(x, "shape") ? ox_attr_ints(x, "shape", shape, ONNX_MAX_RANK)
                          : ox_const_ints(x, 1, "shape", shape, ONNX_MAX_RANK);
     if (n < 0) return;
     int r;
     int64_t in[ONNX_MAX_RANK];
     input_dims(x, t, v, &r, in);
-    bool allowzero = x->opset >= 14 && ox_attr_int(x, "allowzero", 0) != 0;
+    bool allowzero = ox_reads_attr(x, "allowzero") && ox_attr_int(x, "allowzero", 0) != 0;
     int64_t dims[ONNX_MAX_RANK];
     int src[ONNX_MAX_RANK];
     bool copied[ONNX_MAX_RANK] = {false};
@@ -835,7 +836,7 @@ static void op_reshape(OnnxImport *x) {
 
 /* The axes of Squeeze/Unsqueeze: an attribute before opset 13, an optional constant input from 13. */
 static int squeeze_axes(OnnxImport *x, int64_t *axes) {
-    if (x->opset >= 13) return ox_has_input(x, 1) ? ox_const_ints(x, 1, "axes", axes, ONNX_MAX_RANK) : 0;
+    if (!ox_reads_attr(x, "axes")) return ox_has_input(x, 1) ? ox_const_ints(x, 1, "axes", axes, ONNX_MAX_RANK) : 0;
     return ox_attr_ints(x, "axes", axes, ONNX_MAX_RANK);
 }
 
@@ -957,7 +958,7 @@ static void op_transpose(OnnxImport *x) {
 static void op_identity(OnnxImport *x) { pass_through(x); }
 
 static void op_dropout(OnnxImport *x) {
-    if (x->opset < 7 && ox_attr_int(x, "is_test", 0) == 0) {
+    if (ox_reads_attr(x, "is_test") && ox_attr_int(x, "is_test", 0) == 0) {
         ox_error(x, "unsupported attribute: Dropout is_test=0 (training)");
         return;
     }
@@ -1196,99 +1197,55 @@ static void op_concat(OnnxImport *x) {
 
 /* ---------------------------------------------------------------- the table */
 
-typedef struct OpEntry {
-    const char *name;
-    OxHandler *fn;
-    const char *attrs; /* the attributes the handler reads (or knowingly ignores), space-separated */
-} OpEntry;
-
-/* consumed_inputs: an opset-1 attribute for in-place hints, meaningless for inference. */
-static const OpEntry ops[] = {
-    {"Abs", op_table_unary, "consumed_inputs"},
-    {"Add", op_table_binary, "broadcast axis consumed_inputs"},
-    {"AveragePool", op_average_pool, "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
-    {"BatchNormalization", op_batch_norm, "consumed_inputs epsilon is_test momentum spatial training_mode"},
-    {"Cast", op_cast, "to saturate"},
-    {"Celu", op_celu, "alpha"},
-    {"Clip", op_clip, "consumed_inputs max min"},
-    {"Concat", op_concat, "axis"},
-    {"ConstantOfShape", op_constant_of_shape, "value"},
-    {"ConvTranspose", op_conv_transpose, "auto_pad dilations group kernel_shape output_padding output_shape pads strides"},
-    {"Conv", op_conv, "auto_pad dilations group kernel_shape pads strides"},
-    {"Div", op_table_binary, "broadcast axis consumed_inputs"},
-    {"Dropout", op_dropout, "consumed_inputs is_test ratio seed"},
-    {"Elu", op_elu, "alpha consumed_inputs"},
-    {"Exp", op_table_unary, "consumed_inputs"},
-    {"Flatten", op_flatten, "axis"},
-    {"Gather", op_gather, "axis"},
-    {"Gelu", op_gelu, "approximate"},
-    {"Gemm", op_gemm, "alpha beta broadcast transA transB"},
-    {"GlobalAveragePool", op_global_average_pool, ""},
-    {"GlobalMaxPool", op_global_max_pool, ""},
-    {"HardSigmoid", op_hard_sigmoid, "alpha beta consumed_inputs"},
-    {"Identity", op_identity, ""},
-    {"LayerNormalization", ox_op_layer_norm, "axis epsilon stash_type"},
-    {"LeakyRelu", op_leaky_relu, "alpha consumed_inputs"},
-    {"LogSoftmax", op_log_softmax, "axis"},
-    {"MatMul", op_matmul, ""},
-    {"Max", op_max, "consumed_inputs"},
-    {"MaxPool", op_max_pool, "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"},
-    {"Min", op_min, "consumed_inputs"},
-    {"Mul", op_table_binary, "broadcast axis consumed_inputs"},
-    {"Neg", op_table_unary, "consumed_inputs"},
-    {"Pad", ox_op_pad, "mode pads value"},
-    {"Pow", op_table_binary, "broadcast axis"},
-    {"PRelu", op_prelu, "consumed_inputs"},
-    {"Range", op_range, ""},
-    {"ReduceL1", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceL2", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceLogSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceLogSumExp", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceMax", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceMean", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceMin", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceProd", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceSum", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"ReduceSumSquare", op_table_reduce, "axes keepdims noop_with_empty_axes"},
-    {"Relu", op_table_unary, "consumed_inputs"},
-    {"Reshape", op_reshape, "allowzero consumed_inputs shape"},
-    {"Resize", ox_op_resize, "antialias axes coordinate_transformation_mode cubic_coeff_a exclude_outside "
-                             "extrapolation_value keep_aspect_ratio_policy mode nearest_mode"},
-    {"Selu", op_selu, "alpha gamma consumed_inputs"},
-    {"Shape", op_shape, "end start"},
-    {"Sigmoid", op_table_unary, "consumed_inputs"},
-    {"Slice", ox_op_slice, "axes ends starts"},
-    {"Softmax", op_softmax, "axis"},
-    {"Split", ox_op_split, "axis num_outputs split"},
-    {"Sqrt", op_table_unary, "consumed_inputs"},
-    {"Squeeze", op_squeeze, "axes"},
-    {"Sub", op_table_binary, "broadcast axis consumed_inputs"},
-    {"Sum", op_sum, "consumed_inputs"},
-    {"Tanh", op_table_unary, "consumed_inputs"},
-    {"ThresholdedRelu", op_thresholded_relu, "alpha"},
-    {"Transpose", op_transpose, "perm"},
-    {"Unsqueeze", op_unsqueeze, "axes"},
-    {"Upsample", ox_op_upsample, "mode scales"},
-    {"Where", ox_op_where, ""},
+#define OP_NONE OP__COUNT
+/* The GRAPH_ONNX rows of ir/graph_ops.def: the importer's dispatch. */
+static const OxRow rows[] = {
+#define GRAPH_ONNX(NAME, SINCE, OP, HANDLER, ATTRS) {#NAME, SINCE, OP_##OP, HANDLER, ATTRS},
+#include "../ir/graph_ops.def"
 };
+#undef OP_NONE
 
-OxHandler *ox_find_handler(const char *op_type, const char **attrs) {
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(ops[i].name, op_type) == 0) {
-            *attrs = ops[i].attrs;
-            return ops[i].fn;
-        }
-    /* A unary kind of ir/graph_ops.def with an ONNX name and no entry above: imported by its table row
-     * (no attributes), so a new activation needs no line here. */
+const OxRow *ox_rows(int *n) {
+    *n = (int)(sizeof rows / sizeof rows[0]);
+    return rows;
+}
+
+/* The rows of the unary, compare and logic kinds with an ONNX name and no GRAPH_ONNX row: their kind row names
+ * the op type, they take no attributes. */
+static const OxRow unary_row = {"(unary kind)", 1, OP_G_UNARY, op_table_unary, ""};
+static const OxRow compare_row = {"(compare kind)", 1, OP_G_COMPARE, ox_op_compare_logic, ""};
+static const OxRow logic_row = {"(logic kind)", 1, OP_G_LOGIC, ox_op_compare_logic, ""};
+
+const OxRow *ox_find_row(const char *op_type, int64_t opset) {
+    const OxRow *found = NULL;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (strcmp(rows[i].name, op_type) == 0 && (!found || rows[i].since <= opset)) found = &rows[i];
+    if (found) return found;
     int k = graph_kind_by_onnx(op_type);
-    if (k >= 0 && graph_kind((GraphKindId)k)->cls == GK_CLASS_UNARY) {
-        *attrs = "";
-        return op_table_unary;
+    if (k < 0) return NULL;
+    switch (graph_kind((GraphKindId)k)->cls) {
+    case GK_CLASS_UNARY: return &unary_row;
+    case GK_CLASS_COMPARE: return &compare_row;
+    case GK_CLASS_LOGIC: return &logic_row;
+    default: return NULL;
     }
-    /* A comparison or logic kind (Equal, Greater, ..., Not, And, Or, Xor): onnx_bool.c. */
-    if (k >= 0 && (graph_kind((GraphKindId)k)->cls == GK_CLASS_COMPARE || graph_kind((GraphKindId)k)->cls == GK_CLASS_LOGIC)) {
-        *attrs = "";
-        return ox_op_compare_logic;
+}
+
+bool ox_reads_attr(const OnnxImport *x, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = x->row->attrs; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return true;
+        if (!e) break;
+        p = e + 1;
     }
-    return NULL;
+    return false;
+}
+
+bool ox_since(OnnxImport *x, int opset) {
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].since == opset && strcmp(rows[i].name, x->op) == 0) return x->row->since >= opset;
+    ox_error(x, "internal error: %s has no row from opset %d in ir/graph_ops.def", x->op, opset);
+    return x->opset >= opset;
 }

@@ -33,11 +33,11 @@ void ox_op_pad(OnnxImport *x) {
     if (!v) return;
     int r = ox_rank(v);
     int64_t pads[2 * ONNX_MAX_RANK], axes[ONNX_MAX_RANK];
-    int n = x->opset < 11 ? ox_attr_ints(x, "pads", pads, 2 * ONNX_MAX_RANK)
+    int n = ox_reads_attr(x, "pads") ? ox_attr_ints(x, "pads", pads, 2 * ONNX_MAX_RANK)
                           : ox_const_ints(x, 1, "pads", pads, 2 * ONNX_MAX_RANK);
     if (n < 0) return;
-    double value = x->opset < 11 ? ox_attr_float(x, "value", 0.0) : 0.0;
-    if (x->opset >= 11 && ox_has_input(x, 2)) {
+    double value = ox_reads_attr(x, "value") ? ox_attr_float(x, "value", 0.0) : 0.0;
+    if (!ox_reads_attr(x, "value") && ox_has_input(x, 2)) {
         const OnnxTensor *c = ox_const_input(x, 2, "constant_value");
         if (!c) return;
         if (c->numel != 1) {
@@ -49,7 +49,7 @@ void ox_op_pad(OnnxImport *x) {
     /* Opset 18's axes: the pads apply to these axes only. */
     int nax = r;
     for (int i = 0; i < r; i++) axes[i] = i;
-    if (x->opset >= 18 && ox_has_input(x, 3)) {
+    if (ox_since(x, 18) && ox_has_input(x, 3)) { /* axes */
         nax = ox_const_ints(x, 3, "axes", axes, ONNX_MAX_RANK);
         if (nax < 0) return;
     }

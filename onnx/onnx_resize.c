@@ -103,7 +103,7 @@ static void resize(OnnxImport *x, const char *mode, const char *coord, const cha
 void ox_op_resize(OnnxImport *x) {
     char mb[32], cb[32], nb[32], kb[32];
     const char *mode = ox_attr_string(x, "mode", "nearest", mb, sizeof mb);
-    if (x->opset < 11) { /* Resize-10: X, scales; asymmetric coordinates, as Upsample */
+    if (!ox_reads_attr(x, "coordinate_transformation_mode")) { /* Resize-10: X, scales; asymmetric coordinates, as Upsample */
         resize(x, mode, graph_resize_coords()[GRAPH_RESIZE_ASYMMETRIC], graph_resize_rounds()[GRAPH_RESIZE_FLOOR], 1, -1);
         return;
     }
@@ -129,7 +129,7 @@ void ox_op_resize(OnnxImport *x) {
 void ox_op_upsample(OnnxImport *x) {
     char mb[32];
     const char *mode = ox_attr_string(x, "mode", "nearest", mb, sizeof mb);
-    if (x->opset >= 9) {
+    if (!ox_reads_attr(x, "scales")) { /* Upsample-9: the scales are an input */
         resize(x, mode, graph_resize_coords()[GRAPH_RESIZE_ASYMMETRIC], graph_resize_rounds()[GRAPH_RESIZE_FLOOR], 1, -1);
         return;
     }

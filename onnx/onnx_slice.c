@@ -44,7 +44,7 @@ static void fold_slice(OnnxImport *x, const OnnxTensor *t, int64_t s, int64_t n,
 void ox_op_slice(OnnxImport *x) {
     int64_t starts[ONNX_MAX_RANK], ends[ONNX_MAX_RANK], axes[ONNX_MAX_RANK], steps[ONNX_MAX_RANK];
     int n, ne, na, ns;
-    if (x->opset < 10) {
+    if (ox_reads_attr(x, "starts")) {
         n = ox_attr_ints(x, "starts", starts, ONNX_MAX_RANK);
         ne = ox_attr_ints(x, "ends", ends, ONNX_MAX_RANK);
         na = ox_attr(x, "axes") ? ox_attr_ints(x, "axes", axes, ONNX_MAX_RANK) : -2;
@@ -124,12 +124,12 @@ void ox_op_split(OnnxImport *x) {
         return;
     }
     int64_t split[64];
-    int n = x->opset < 13 ? (ox_attr(x, "split") ? ox_attr_ints(x, "split", split, 64) : 0)
+    int n = ox_reads_attr(x, "split") ? (ox_attr(x, "split") ? ox_attr_ints(x, "split", split, 64) : 0)
                           : (ox_has_input(x, 1) ? ox_const_ints(x, 1, "split", split, 64) : 0);
     if (n < 0) return;
     if (n == 0) {
         /* Equal parts (opset 18's num_outputs gives the count; the last part may be smaller). */
-        int64_t parts = x->opset >= 18 && ox_attr(x, "num_outputs") ? ox_attr_int(x, "num_outputs", nout) : nout;
+        int64_t parts = ox_reads_attr(x, "num_outputs") && ox_attr(x, "num_outputs") ? ox_attr_int(x, "num_outputs", nout) : nout;
         if (parts != nout || parts < 1) {
             ox_error(x, "malformed model: Split num_outputs=%lld with %d outputs", (long long)parts, nout);
             return;

@@ -7,7 +7,8 @@ Two rules over the C sources and the grammar (tests excluded):
   1. no line outside the table holds two or more kind names of one class as string literals
      (a parallel list such as {"relu", "sigmoid", ...} or {"sum", "mean", ...}; sum, max and min alone
      are the tile IR's reduce kinds, another enumeration);
-  2. in the graph layer (graph/, onnx/, the graph lowering, the graph passes, the graph verifier, sema's
+  2. in the graph layer (graph/, onnx/, the graph lowering, the graph passes, the graph verifier and the
+     shape and operand rules (ir/graph_shape.c, ir/graph_check.c), sema's
      graph ops), no string literal spells a kind name unless it is also a tile op of ir/ops.def or a
      name those files use for something else (listed below with the reason).
   3. every unary and binary kind K has its fn std_K in lang/std/elementwise.tile (its only formula),
@@ -32,7 +33,7 @@ tile_ops = set(re.findall(r'^OP\(\w+,\s*"([^"]+)"', open(os.path.join(root, "ir/
 # (Clip's "min"/"max"), shape-expression functions (shape_expr.c's max/min), the std kernel's bool.
 other_meaning = {"max", "min", "mean", "sum"}
 
-graph_layer = re.compile(r'^(graph/|onnx/|lower/|passes/(fuse|fold_bn|graph_)|ir/verify_ops\.c|'
+graph_layer = re.compile(r'^(graph/|onnx/|lower/|passes/(fuse|fold_bn|graph_)|ir/(verify_ops|graph_shape|graph_check)\.c|'
                          r'frontend/sema_graph)')
 bad = []
 nfiles = 0

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "onnx/onnx_import.h"
+#include "onnx/onnx_internal.h"
 #include "onnx/onnx_model.h"
 #include "onnx/onnx_tensor.h"
 
@@ -384,6 +385,32 @@ static void build_unary(Mb *b, int opset, const char *op) {
     mb_output(b, "y", 2, d);
 }
 
+/* The dispatch is the GRAPH_ONNX rows of ir/graph_ops.def: every row is found at its own opset and holds up to
+ * the next row of its op type; an older model gets the first row; every ONNX name of a kind row is dispatched;
+ * an op type declared nowhere is not. */
+static void test_dispatch_rows(void) {
+    int n;
+    const OxRow *rows = ox_rows(&n);
+    CHECK(n > 60);
+    for (int i = 0; i < n; i++) {
+        const OxRow *r = &rows[i];
+        CHECK(ox_find_row(r->name, r->since) == r);
+        bool last = i + 1 == n || strcmp(rows[i + 1].name, r->name) != 0;
+        if (!last) CHECK(ox_find_row(r->name, rows[i + 1].since - 1) == r);
+        CHECK(r->fn || strcmp(r->name, "Constant") == 0);
+    }
+    const OxRow *clip1 = ox_find_row("Clip", 1), *clip13 = ox_find_row("Clip", 13);
+    CHECK(clip1 && clip13 && clip1 != clip13 && strstr(clip1->attrs, "min") && !*clip13->attrs);
+    CHECK(ox_find_row("Resize", 1) == ox_find_row("Resize", 10));
+    CHECK(ox_find_row("ReduceSum", 13) != ox_find_row("ReduceSum", 12) &&
+          ox_find_row("ReduceMean", 13) == ox_find_row("ReduceMean", 12));
+    for (int k = 0; k < GK_COUNT; k++) {
+        const GraphKind *row = graph_kind((GraphKindId)k);
+        if (row->onnx) CHECK(ox_find_row(row->onnx, 21) != NULL);
+    }
+    CHECK(ox_find_row("Einsum", 21) == NULL && ox_find_row("relu", 21) == NULL);
+}
+
 static void test_opsets(void) {
     Mb b;
     build_unary(&b, 11, "Softmax"); /* before 13: axis 1, coerced to 2-D */
@@ -689,6 +716,7 @@ int main(void) {
     test_tensor_decode();
     test_half_conversions();
     test_conv_relu();
+    test_dispatch_rows();
     test_opsets();
     test_batch_norm();
     test_gemm_transpose();
