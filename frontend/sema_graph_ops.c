@@ -313,6 +313,11 @@ static Value *op_softmax(Sema *s, GraphBuilder *g, const Ast *call, const GraphO
     return gb_softmax(g, call->loc, v[0].t, v[1].i[0], !strcmp(op->name, "log_softmax"), false);
 }
 
+static Value *op_layer_norm(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_layer_norm(g, call->loc, v[0].t, v[1].t, v[2].t, v[3].i[0], v[4].f[0]);
+}
+
 static Value *op_flatten(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
     (void)s, (void)op;
     return gb_flatten(g, call->loc, v[0].t, v[1].i[0]);

@@ -64,6 +64,10 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
 Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *x, const int *axes, int naxes, bool keepdims);
 /* axis may be negative. coerce_2d: ONNX opset < 13 semantics. */
 Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d);
+/* y = (x - mean) / sqrt(var + eps) * scale + bias over x's trailing dims from axis on (axis may be negative;
+ * var the biased variance); scale and bias NULL (none) or of exactly those dims, bias only with a scale;
+ * eps finite and >= 0 (graph_layer_norm.c). */
+Value *gb_layer_norm(GraphBuilder *g, SrcLoc loc, Value *x, Value *scale, Value *bias, int axis, double eps);
 typedef struct GbPool {
     bool max; /* else average */
     int kernel[2], stride[2], padding[4] /* top, left, bottom, right */, dilation[2];

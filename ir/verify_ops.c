@@ -830,6 +830,24 @@ static bool graph_operand_ranks(Verifier *v, Op *op) {
     }
 }
 
+/* graph.layer_norm %x[, %scale[, %bias]] {axis}: scale and bias have x's dims from axis on (literal dims equal,
+ * symbolic ones the same symbol). */
+static void check_layer_norm(Verifier *v, Op *op) {
+    int axis = (int)ir_op_attr(op, "axis")->i, r = OPND(0)->rank;
+    for (int i = 1; i < op->num_operands; i++) {
+        const Type *t = OPND(i), *x = OPND(0);
+        bool ok = t->rank == r - axis;
+        for (int d = 0; ok && d < t->rank; d++) {
+            const char *st = t->sym ? t->sym[d] : NULL, *sx = x->sym ? x->sym[axis + d] : NULL;
+            ok = t->dims[d] == x->dims[axis + d] && (t->dims[d] >= 0 || (st && sx && !strcmp(st, sx)));
+        }
+        if (!ok) {
+            ERR("'%s' operand #%d %s must have the dims of %s from axis %d on", NAME, i, T(t), T(x), axis);
+            return;
+        }
+    }
+}
+
 /* What the GRAPH_ATTR rows cannot state: relations between attributes and operands. */
 static void check_graph_relations(Verifier *v, Op *op) {
     switch (op->kind) {
@@ -860,6 +878,7 @@ static void check_graph_relations(Verifier *v, Op *op) {
         break;
     }
     case OP_G_RESIZE: check_resize(v, op); break;
+    case OP_G_LAYER_NORM: check_layer_norm(v, op); break;
     default: break;
     }
 }

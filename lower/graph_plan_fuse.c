@@ -38,7 +38,8 @@ static GpTensorKind root_kind(GpGraph *g, int t) {
 /* Params only in, and no zero buffer needed (a prepare may name params and pbuffers only). */
 static bool is_prepare(GpGraph *g, Op *op) {
     if (op->kind == OP_G_RESHAPE || op->num_operands == 0) return false;
-    if ((op->kind == OP_G_CONV2D && op->num_operands < 3) || (op->kind == OP_G_MATMUL && op->num_operands < 3))
+    if ((op->kind == OP_G_CONV2D && op->num_operands < 3) || (op->kind == OP_G_MATMUL && op->num_operands < 3) ||
+        (op->kind == OP_G_LAYER_NORM && op->num_operands < 3))
         return false;
     for (int i = 0; i < op->num_operands; i++) {
         int t = tensor_quiet(g, op->operands[i]);

@@ -375,6 +375,47 @@ static bool lower_softmax(GpGraph *g, Op *op) {
     return true;
 }
 
+/* std_layer_norm sees x and y as [O, A], A the normalised dims (x's from axis on); scale and bias as [A]
+ * (a zero buffer for a missing bias, and for a missing scale, which SCALE = false leaves unread). The row
+ * is held in registers or walked three times as graph_layer_norm_row decides (the fuse pass's remark says
+ * which). */
+static bool lower_layer_norm(GpGraph *g, Op *op) {
+    int x = operand(g, op, 0, 1, GP_MAX_RANK), axis;
+    double eps;
+    if (x < 0 || !attr_int(g, op, "axis", 0, gp_t(g, x)->rank - 1, &axis) || !need_attr(g, op, "eps", "a number") ||
+        !attr_f64(g, op, "eps", 1e-5, &eps))
+        return false;
+    const char *T = gp_dtype(g, op->results[0].type, op->loc);
+    int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
+    if (y < 0) return false;
+    GpTensor *X = gp_t(g, x);
+    int r = X->rank;
+    const char *oa[2] = {gp_prod(g, X->dims, 0, axis), gp_prod(g, X->dims, axis, r)};
+    int sb[2] = {-1, -1};
+    for (int i = 1; i < op->num_operands; i++) {
+        int t = operand(g, op, i, r - axis, r - axis);
+        if (t < 0) return false;
+        sb[i - 1] = gp_reshape(g, t, 1, &oa[1], hint(g, t, "a"));
+    }
+    for (int i = 0; i < 2; i++)
+        if (sb[i] < 0) sb[i] = gp_zero_buffer(g, T, 1, &oa[1]);
+    int64_t len;
+    int block;
+    bool row = graph_layer_norm_row(op, &len, &block);
+    const char *names[] = {"T", "SCALE", "ROW", "BLOCK_A"};
+    const char *values[] = {T, op->num_operands > 1 ? "true" : "false", row ? "true" : "false", itoa_a(g, block)};
+    Func *k = gp_kernel(g, "std_layer_norm", names, values, 4, op->loc);
+    if (!k) return false;
+    int xv = gp_reshape(g, x, 2, oa, hint(g, x, "oa")), yv = gp_reshape(g, y, 2, oa, hint(g, y, "oa"));
+    GpLaunch *l = gp_launch(g, k, oa[0], "1", "1", op->loc); /* one program per row, all on grid x (as std_reduce) */
+    gp_arg_view(g, l, xv, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, sb[0], NULL, 0, NULL, 0);
+    gp_arg_view(g, l, sb[1], NULL, 0, NULL, 0);
+    gp_arg_view(g, l, yv, NULL, 0, NULL, 0);
+    gp_arg_f32(g, l, eps);
+    return true;
+}
+
 static bool lower_pool(GpGraph *g, Op *op) {
     int code = attr_kind(g, op), kern[2], stride[2], pad[4], dil[2];
     bool ceil_mode, count_pad;
@@ -881,6 +922,7 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_RESIZE: return lower_resize(g, op);
     case OP_G_CONV_TRANSPOSE: return lower_conv_transpose(g, op);
     case OP_G_PAD: return lower_pad(g, op);
+    case OP_G_LAYER_NORM: return lower_layer_norm(g, op);
     default:
         diag_error(g->d, op->loc, "'%s' has no lowering to std kernels", op_name(op));
         return false;

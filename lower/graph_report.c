@@ -234,6 +234,7 @@ static double op_flops(Env *e, const Op *op) {
     case OP_G_WHERE: return numel(e, r);
     case OP_G_REDUCE: return numel(e, op->operands[0]->type);
     case OP_G_SOFTMAX: return 4 * numel(e, r); /* max, exp(x - max), sum, divide */
+    case OP_G_LAYER_NORM: return 8 * numel(e, r); /* sum, x - mean, square, sum, * rstd, * scale, + bias, store */
     case OP_G_POOL: {
         const Attr *k = ir_op_attr(op, "kernel");
         return numel(e, r) * (k && k->n == 2 ? (double)(k->items[0]->i * k->items[1]->i) : 1);

@@ -44,6 +44,10 @@ typedef struct OnnxImport {
 /* a * b of the current Mul node as the activation it ends (onnx_patterns.c: SiLU, GELU written out), its
  * matched ops removed from the graph; NULL when it ends none (nothing changed). */
 Value *ox_match_mul(OnnxImport *x, Value *a, Value *b);
+/* a / b and a + b of the current Div or Add node: a LayerNorm written out (the Div that ends its
+ * normalisation, the Add of its bias) as graph.layer_norm (onnx_patterns.c), or NULL (nothing changed). */
+Value *ox_match_div(OnnxImport *x, Value *a, Value *b);
+Value *ox_match_add(OnnxImport *x, Value *a, Value *b);
 
 /* Reports "<fmt>" as an error at the current node; returns NULL (for `return ox_error(...)`). */
 void *ox_error(OnnxImport *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

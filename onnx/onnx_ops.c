@@ -266,7 +266,8 @@ static void binary(OnnxImport *x, GraphKindId kind) {
     Value *a = ox_input(x, 0);
     Value *b = a ? ox_input(x, 1) : NULL;
     if (b) b = legacy_broadcast(x, a, b);
-    Value *act = a && b && kind == GK_MUL ? ox_match_mul(x, a, b) : NULL;
+    Value *act = !a || !b ? NULL : kind == GK_MUL ? ox_match_mul(x, a, b) : kind == GK_DIV ? ox_match_div(x, a, b)
+                 : kind == GK_ADD ? ox_match_add(x, a, b) : NULL;
     if (act) ox_set_output(x, 0, act);
     else if (a && b) ox_set_output(x, 0, gb_binary(x->g, x->loc, kind, a, b));
 }

@@ -56,7 +56,7 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
      * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
      * chain that starts at a reduce over the trailing axes is made one kernel per row (row_chain.h). */
-    bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL;
+    bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL || c->kind == OP_G_LAYER_NORM;
     if (!graph_op_is_pointwise(c) && row)
         return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
                             "compute (row chains start at a reduce over the trailing axes, docs/passes/fuse.md)",
@@ -228,10 +228,25 @@ static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Val
                     graph_bytes_text(a, r->type, 2), home);
 }
 
+/* Where layer_norm's row lives in its kernel (the lowering follows graph_layer_norm_row). */
+static void remark_layer_norm(const Fuse *f, DiagEngine *d, const Op *c, int ci) {
+    int64_t len;
+    int block;
+    if (graph_layer_norm_row(c, &len, &block))
+        diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row of %lld values, held in registers (a tile of %d) "
+                    "from its one load to its store; the mean and 1/sqrt(var + eps) stay in registers",
+                    f->group[ci], (long long)len, block);
+    else
+        diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row, read from DRAM three times in tiles of %d (mean, "
+                    "variance, store: the row is symbolic or longer than the %d values held in registers); the mean and "
+                    "1/sqrt(var + eps) stay in registers", f->group[ci], block, GRAPH_LAYER_NORM_ROW_MAX);
+}
+
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
 static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     for (int ci = 0; ci < f->n; ci++) {
         const Op *c = f->ops[ci];
+        if (c->kind == OP_G_LAYER_NORM) remark_layer_norm(f, d, c, ci);
         for (int k = 0; k < c->num_operands; k++) {
             const Value *r = c->operands[k];
             int pi = r->def ? index_of(f, r->def) : -1;

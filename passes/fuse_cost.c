@@ -34,6 +34,9 @@ static const CostRow rows[] = {
     {"std_pool2d", 100, 8},
     /* softmax (a store per chunk of the line): 12 side inputs use 247 registers, 8 use 186. */
     {"std_softmax", 70, 15},
+    /* layer_norm: std_softmax's figures (the same structure: passes over a row, a store per chunk of it),
+     * not measured on its own. */
+    {"std_layer_norm", 70, 15},
     /* reduce (one scalar store per program): 12 side inputs use 48 registers. */
     {"std_reduce", 40, 2},
     /* elementwise (rank-6 views, 8 elements per thread; measured on the two-operand elementwise kernel that

@@ -1,6 +1,6 @@
 /* Prologue fusion (docs/passes/fuse.md "Prologues"): a group that is only a pointwise chain
  * p1 -> ... -> pk (its anchor p1 reads x0, which has pk's type) is joined to the consumer C of pk, a
- * conv2d, matmul, pool, reduce or softmax: C's kernel reads x0 where it read pk and applies the chain
+ * conv2d, matmul, pool, reduce, softmax or layer_norm: C's kernel reads x0 where it read pk and applies the chain
  * right after each load of that operand, so pk never reaches DRAM. The fuse pass decides here; the
  * lowering (lower/graph_prologue.c) follows. Why these rules:
  *  - C reads each element of its operand several times (a conv tap per output channel block, a softmax
@@ -40,6 +40,7 @@ int graph_prologue_operand(const Op *c, const Value *r) {
     case OP_G_POOL:
     case OP_G_REDUCE:
     case OP_G_SOFTMAX:
+    case OP_G_LAYER_NORM:
         return k == 0 ? 0 : -1;
     case OP_G_MATMUL:
         return k == 0 || k == 1 ? k : -1;
@@ -62,9 +63,13 @@ int graph_input_runs(const Op *c, int operand, int *run_end) {
         const Attr *axis = ir_op_attr(c, "axis"), *coerce = ir_op_attr(c, "coerce_2d");
         first = axis && axis->kind == ATTR_INT ? (int)axis->i : 0;
         end = coerce && coerce->kind == ATTR_BOOL && coerce->i ? r : first + 1;
+    } else if (c->kind == OP_G_LAYER_NORM) {
+        const Attr *axis = ir_op_attr(c, "axis");
+        first = axis && axis->kind == ATTR_INT ? (int)axis->i : 0;
+        end = r;
     }
-    /* std_reduce reads x as [O0, O1, A, I], std_softmax as [O, A, I] (lower/graph_plan_ops.c); the others dim
-     * by dim. */
+    /* std_reduce reads x as [O0, O1, A, I], std_softmax as [O, A, I], std_layer_norm as [O, A]
+     * (lower/graph_plan_ops.c); the others dim by dim. */
     int cuts[4] = {c->kind == OP_G_REDUCE && first > 0 ? first - 1 : first, first, end, r};
     if (first >= 0) {
         for (int i = 0; i < 4; i++)
@@ -99,7 +104,7 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
     if (k < 0)
         return fuse_prologue_consumer(c)
                    ? arena_printf(a, "%s reads %s as an operand that takes no prologue (only the input of conv2d, pool, "
-                                  "reduce and softmax, and a matmul's a or b)", cn, graph_value_name(a, r))
+                                  "reduce, softmax and layer_norm, and a matmul's a or b)", cn, graph_value_name(a, r))
                    : arena_printf(a, "%s takes no prologue (its kernel has no operand load to apply it at)", cn);
     if (graph_is_output(g, r)) return arena_printf(a, "%s is also a graph output", graph_value_name(a, r));
     int uses = ir_count_uses(g, (Value *)r);
@@ -153,6 +158,15 @@ static const char *fuse_prologue_where(const Op *c) {
                "cp.async (the copy cannot run code), padded taps read 0";
     case OP_G_POOL:
         return "in registers after each load of a window tap; padded taps read 0";
+    case OP_G_LAYER_NORM: {
+        int64_t len;
+        int block;
+        return graph_layer_norm_row(c, &len, &block)
+                   ? "in registers after the one load of each row, which stays in registers to the store; lanes past "
+                     "the row read 0"
+                   : "in registers after each load of the row, which the kernel reads three times (mean, variance, "
+                     "store: the row is too long or not literal to hold); lanes past the row read 0";
+    }
     default:
         return "in registers after each load of the line; lanes past the line read 0";
     }
@@ -160,7 +174,7 @@ static const char *fuse_prologue_where(const Op *c) {
 
 bool fuse_prologue_consumer(const Op *c) {
     return c->kind == OP_G_CONV2D || c->kind == OP_G_MATMUL || c->kind == OP_G_POOL || c->kind == OP_G_REDUCE ||
-           c->kind == OP_G_SOFTMAX;
+           c->kind == OP_G_SOFTMAX || c->kind == OP_G_LAYER_NORM;
 }
 
 void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, const Op *c, int group) {

@@ -5,7 +5,7 @@
  *
  * The anchor's kernel writes its result through a view that collapses runs of the result's dims into one
  * dim each (the views of lower/graph_plan_ops.c): batch_norm [N, C, H*W...], reduce [O, I], softmax
- * [O, A, I], elementwise ops above rank GRAPH_ELEMWISE_RANK [all]; the others write every dim as it is.
+ * [O, A, I], layer_norm [O, A], elementwise ops above rank GRAPH_ELEMWISE_RANK [all]; the others write every dim as it is.
  * A side input can follow such a view when, over every run, it has the result's dims throughout or 1s
  * throughout (a broadcast that a collapsed dim would have to split cannot be expressed by a view). */
 #include <string.h>
@@ -50,6 +50,11 @@ int graph_output_runs(const Op *anchor, int *run_end) {
         bool all = coerce && coerce->kind == ATTR_BOOL && coerce->i;
         run(run_end, &n, a);
         run(run_end, &n, all ? r : a + 1);
+        break;
+    }
+    case OP_G_LAYER_NORM: {
+        const Attr *axis = ir_op_attr(anchor, "axis");
+        run(run_end, &n, axis && axis->kind == ATTR_INT ? (int)axis->i : 0);
         break;
     }
     default:

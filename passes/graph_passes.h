@@ -35,7 +35,7 @@ int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *t, boo
  * chain[0..n) (block order, each member reading the previous one's result) joins the group of consumer c
  * of chain[n-1]'s result, applied at c's loads of that operand. fuse_prologue_refusal: why it cannot
  * (arena a), or NULL. fuse_prologue_consumer: whether c's kind takes prologues at all (conv2d, matmul,
- * pool, reduce, softmax). fuse_prologue_remark: the remark of a fused prologue, at c. */
+ * pool, reduce, softmax, layer_norm). fuse_prologue_remark: the remark of a fused prologue, at c. */
 const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool wgmma, Arena *a);
 bool fuse_prologue_consumer(const Op *c);
 void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, const Op *c, int group);
@@ -43,10 +43,10 @@ void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, cons
  * (batch_norm's and a unary's operand 0); -1 when none (p broadcasts every operand). */
 int graph_chain_operand(const Op *p);
 /* The operand index at which consumer c reads r (r once among c's operands) when that operand takes a
- * prologue: 0 for conv2d, pool, reduce, softmax; 0 or 1 for matmul. -1 otherwise. */
+ * prologue: 0 for conv2d, pool, reduce, softmax, layer_norm; 0 or 1 for matmul. -1 otherwise. */
 int graph_prologue_operand(const Op *c, const Value *r);
 /* The runs of operand's dims that the kernel of c reads collapsed into one dim each (as graph_output_runs):
- * reduce and softmax [O, A, I], the others dim by dim. run_end needs rank + 1 slots. */
+ * reduce and softmax [O, A, I], layer_norm [O, A], the others dim by dim. run_end needs rank + 1 slots. */
 int graph_input_runs(const Op *c, int operand, int *run_end);
 
 /* The runs of the result's dims that the kernel of anchor writes collapsed into one dim each (fuse_view.c):
@@ -62,6 +62,12 @@ bool graph_side_fits(const Op *anchor, const Op *c, const Value *s);
  * dims (as graph_output_runs gives them): also the rule for a prologue's side inputs, read at the
  * indices of a consumer's operand load (fuse_prologue.c). */
 bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c, const Value *s);
+/* graph.layer_norm's rows (layer_norm_row.c): true when op's kernel holds each row in registers (a literal row
+ * of at most GRAPH_LAYER_NORM_ROW_MAX elements, read once), false when it walks the row three times in tiles of
+ * *block elements. *len: the row's length (the normalised dims' product), -1 when symbolic or over the limit;
+ * *block: the kernel's BLOCK_A. */
+#define GRAPH_LAYER_NORM_ROW_MAX 4096
+bool graph_layer_norm_row(const Op *op, int64_t *len, int *block);
 /* Whether op is a pointwise graph op that a fused chain may hold: graph.unary, graph.binary,
  * graph.batch_norm (by its input) and graph.map. */
 bool graph_op_is_pointwise(const Op *op);
