@@ -514,8 +514,9 @@ bool cg_dot_operand_smem(Cg *cg, Value *v, LLVMValueRef *base, int64_t *row_stri
     if (!lb || lead + 2 != lb->rank) return false;
     int64_t eb = elem_bytes(cg, lb->et);
     if (lb->swz.vec) {
-        /* rows of exactly cols elements, 16-byte groups swizzled (ir/smem_swizzle.h) */
-        if (lb->stride[lead] * eb % 16 || lb->swz.vec * eb != 16) return false;
+        /* rows of exactly cols elements, groups of 16 bytes (tf32's b: 32) swizzled
+         * (ir/smem_swizzle.h) */
+        if (lb->stride[lead] * eb % 16 || lb->swz.vec * eb % 16) return false;
     } else {
         /* the padded layout of cg.h: rows of (cols + 16 bytes), 16-byte aligned */
         if (lb->stride[lead] * eb % 16 || lb->stride[lead] * eb < (v->type->dims[1] + 16 / eb) * eb) return false;

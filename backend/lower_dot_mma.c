@@ -12,7 +12,8 @@
  * / 8-15 x k 0-7 / 8-15: the a0..a3 registers of m16n8k16), B by ldmatrix.x4.trans on b[K][N] for
  * two N tiles (k 0-7 / 8-15 of tile j, then of j+1; .trans gives each lane two k-consecutive
  * elements of one column, b0..b1), x2.trans for a last odd tile. tf32 (m16n8k8): the four A and
- * two B elements of each lane by plain ld.shared, rounded by f32_to_tf32. The k-steps (16; tf32 8)
+ * two B elements of each lane by plain ld.shared (at the buffer's swizzled columns: a read 8 rows x
+ * 16 bytes, b 4 rows x 32 bytes per 32 lanes), rounded by f32_to_tf32. The k-steps (16; tf32 8)
  * are unrolled up to MMA_UNROLL_STEPS, else one LLVM loop; within a step every A fragment is
  * loaded once and reused across the N tiles, every B fragment across the M tiles. */
 #include "lower_dot_mma.h"
@@ -49,18 +50,20 @@ bool cg_dot_stage_rows(Cg *cg, Op *op, int which, LLVMValueRef base, int64_t str
     return true;
 }
 
-/* The operands in shared memory: in place when a pipelined buffer holds them (lower_async.c),
- * else staged here into one scratch region (a, then b at the next 16-byte boundary). `swizzled`:
- * the fragment loads follow a buffer's swizzle (ldmatrix, f16/bf16); the tf32 path's do not, so a
- * swizzled buffer (written by hand: the layout pass swizzles ldmatrix operands only) is staged. */
-static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, bool swizzled, MmaOperand *a,
-                           MmaOperand *b) {
+/* The operands in shared memory: in place when a pipelined buffer holds them, padded or swizzled
+ * (lower_async.c; every fragment load follows the buffer's swizzle), else staged here into one
+ * scratch region (a, then b at the next 16-byte boundary). */
+static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, int64_t esize, MmaOperand *a, MmaOperand *b) {
     const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
-    bool in_a = cg_dot_operand_smem(cg, op->operands[0], &a->base, &a->stride, &a->swz) && (swizzled || !a->swz.vec);
-    bool in_b = cg_dot_operand_smem(cg, op->operands[1], &b->base, &b->stride, &b->swz) && (swizzled || !b->swz.vec);
+    bool in_a = cg_dot_operand_smem(cg, op->operands[0], &a->base, &a->stride, &a->swz);
+    bool in_b = cg_dot_operand_smem(cg, op->operands[1], &b->base, &b->stride, &b->swz);
     if (in_a && in_b) return true;
+    /* ldmatrix: 16 bytes per row (8 rows of a phase in 8 bank groups). tf32 reads a as 8 rows x 4
+     * words (a stride of 4 mod 8 words: K + 4) and b as 4 rows x 8 words, which a stride of 8 or 24
+     * mod 32 words spreads over the 32 banks (N + 4 would give 2-way conflicts) */
     int64_t pad = 16 / esize;
     int64_t sa = ta->dims[1] + pad, sb = tb->dims[1] + pad;
+    if (esize == 4) sb = tb->dims[1] + ((8 - tb->dims[1] % 16) + 16) % 16;
     int64_t abytes = in_a ? 0 : ta->dims[0] * sa * esize, bbytes = in_b ? 0 : tb->dims[0] * sb * esize;
     int64_t boff = (abytes + 15) & ~(int64_t)15;
     const char *what = arena_printf(cg->arena, "mma dot operands %s (%lld B) + %s (%lld B), padded rows",
@@ -155,9 +158,11 @@ typedef struct MmaLoop {
     /* f16/bf16: the lane's ldmatrix addresses into a (x4) and b (x4.trans over two N tiles; x2.trans
      * for a last odd one) */
     LaneAddr la, lb4, lb2;
-    /* tf32: loop-invariant element offsets per M tile i / N tile j: the two rows (g, g+8) times
-     * stride + t, and the column g + (t * stride_b). */
-    LLVMValueRef *a_off, *a_off8, *b_off;
+    /* tf32: the lane's 32-bit fragment addresses: a at row g, column t (la, whole 8-row blocks
+     * further for a1/a3 and the M tiles); b at row t (tb0: b0) and t + 4 (tb1: b1, the same as tb0
+     * plus 4 rows unless the swizzle's phase changes within 8 rows), column g of each N tile */
+    LaneAddr tb0, tb1;
+    bool tb1_own; /* tb1 is its own LaneAddr (else tb0 + 4 rows) */
 } MmaLoop;
 
 static void precompute_offsets(Cg *cg, MmaLoop *L, const LayoutRegMap *rc) {
@@ -184,33 +189,25 @@ static void precompute_offsets(Cg *cg, MmaLoop *L, const LayoutRegMap *rc) {
         return;
     }
     LLVMValueRef g = LLVMBuildLShr(B, cg->lane, cg_i32(cg, 2), ""), t = LLVMBuildAnd(B, cg->lane, cg_i32(cg, 3), "");
-    L->a_off = arena_calloc(cg->arena, (size_t)L->mt, sizeof *L->a_off);
-    L->a_off8 = arena_calloc(cg->arena, (size_t)L->mt, sizeof *L->a_off8);
-    L->b_off = arena_calloc(cg->arena, (size_t)L->nt, sizeof *L->b_off);
-    LLVMValueRef grow = LLVMBuildAdd(B, wrow, g, "");
-    for (int i = 0; i < L->mt; i++) {
-        LLVMValueRef r0 = add_i32(cg, grow, 2LL * i * 8 * p->w0), r1 = add_i32(cg, r0, 8LL * p->w0);
-        L->a_off[i] = LLVMBuildAdd(B, mul_i32(cg, r0, L->a.stride), t, "");
-        L->a_off8[i] = LLVMBuildAdd(B, mul_i32(cg, r1, L->a.stride), t, "");
-    }
-    LLVMValueRef tk = mul_i32(cg, t, L->b.stride);
-    for (int j = 0; j < L->nt; j++)
-        L->b_off[j] = LLVMBuildAdd(B, tk, add_i32(cg, LLVMBuildAdd(B, wcol, g, ""), 8LL * j * p->w1), "");
+    /* a: the M tiles and g+8 are whole 8-row blocks away (the swizzle's phase repeats every
+     * per_phase * max_phase <= 8 rows); the k-step's columns k0 and k0 + 4 are multiples of 4, t < 4 */
+    lane_addr_init(cg, &L->la, &L->a, L->et, LLVMBuildAdd(B, wrow, g, ""), t);
+    /* b: the N tiles' columns 8 j W1 and the lane's 8 w1 + g have disjoint bits (W1 a power of two);
+     * rows k0 + t and k0 + t + 4 */
+    LLVMValueRef h = LLVMBuildAdd(B, wcol, g, "");
+    lane_addr_init(cg, &L->tb0, &L->b, L->et, t, h);
+    L->tb1_own = L->b.swz.vec && L->b.swz.per_phase * L->b.swz.max_phase > 4;
+    if (L->tb1_own) lane_addr_init(cg, &L->tb1, &L->b, L->et, LLVMBuildAdd(B, t, cg_i32(cg, 4), ""), h);
 }
 
-static LLVMValueRef smem_at(Cg *cg, const MmaLoop *L, const MmaOperand *o, LLVMValueRef off) {
-    return LLVMBuildGEP2(cg->b, L->et, o->base, &off, 1, "");
-}
-
-static LLVMValueRef tf32_at(Cg *cg, const MmaLoop *L, const MmaOperand *o, LLVMValueRef off) {
-    return cg->hooks->f32_to_tf32(cg, cg_smem_load(cg, cg->t_f32, smem_at(cg, L, o, off), 4));
+static LLVMValueRef tf32_at(Cg *cg, LLVMValueRef at) {
+    return cg->hooks->f32_to_tf32(cg, cg_smem_load(cg, cg->t_f32, at, 4));
 }
 
 /* The fragments of one k-step: fa[i][4], fb[j][2]. k0: the step's first k, a constant (kc, with
- * k0 NULL) when the steps are unrolled, else the loop's i32 (f16/bf16) / any (tf32). */
+ * k0 NULL) when the steps are unrolled, else the loop's i32. */
 static void load_fragments(Cg *cg, MmaLoop *L, int64_t kc, LLVMValueRef k0, LLVMValueRef (*fa)[4],
                            LLVMValueRef (*fb)[2]) {
-    LLVMBuilderRef B = cg->b;
     const DotMma *p = L->plan;
     if (p->kind != DOT_MMA_TF32) {
         for (int i = 0; i < L->mt; i++) {
@@ -229,20 +226,21 @@ static void load_fragments(Cg *cg, MmaLoop *L, int64_t kc, LLVMValueRef k0, LLVM
         }
         return;
     }
-    if (!k0) k0 = cg_i32(cg, kc);
-    LLVMValueRef kb = mul_i32(cg, k0, L->b.stride);
     /* m16n8k8 tf32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (t, g), b1 (t+4, g). */
     for (int i = 0; i < L->mt; i++) {
-        LLVMValueRef o0 = LLVMBuildAdd(B, L->a_off[i], k0, ""), o1 = LLVMBuildAdd(B, L->a_off8[i], k0, "");
-        fa[i][0] = tf32_at(cg, L, &L->a, o0);
-        fa[i][1] = tf32_at(cg, L, &L->a, o1);
-        fa[i][2] = tf32_at(cg, L, &L->a, add_i32(cg, o0, 4));
-        fa[i][3] = tf32_at(cg, L, &L->a, add_i32(cg, o1, 4));
+        int64_t rows = 16LL * i * p->w0, rows8 = rows + 8LL * p->w0;
+        for (int h = 0; h < 2; h++) {
+            LLVMValueRef C = k0 ? add_i32(cg, k0, 4 * h) : NULL;
+            fa[i][2 * h] = tf32_at(cg, C ? lane_addr_dyn(cg, &L->la, C, rows) : lane_addr_at(cg, &L->la, kc + 4 * h, rows, NULL));
+            fa[i][2 * h + 1] =
+                tf32_at(cg, C ? lane_addr_dyn(cg, &L->la, C, rows8) : lane_addr_at(cg, &L->la, kc + 4 * h, rows8, NULL));
+        }
     }
+    int64_t rows = k0 ? 0 : kc;
     for (int j = 0; j < L->nt; j++) {
-        LLVMValueRef o = LLVMBuildAdd(B, L->b_off[j], kb, "");
-        fb[j][0] = tf32_at(cg, L, &L->b, o);
-        fb[j][1] = tf32_at(cg, L, &L->b, add_i32(cg, o, 4 * L->b.stride));
+        int64_t C = 8LL * j * p->w1;
+        fb[j][0] = tf32_at(cg, lane_addr_at(cg, &L->tb0, C, rows, k0));
+        fb[j][1] = tf32_at(cg, L->tb1_own ? lane_addr_at(cg, &L->tb1, C, rows, k0) : lane_addr_at(cg, &L->tb0, C, rows + 4, k0));
     }
 }
 
@@ -285,7 +283,7 @@ bool cg_lower_dot_mma(Cg *cg, Op *op, const DotMma *plan) {
     }
     MmaLoop L = {.plan = plan, .et = cg_storage_type(cg, ta->elem), .mt = rc.regs[0] / 2, .nt = rc.regs[1] / 2};
     int64_t esize = (int64_t)LLVMStoreSizeOfType(LLVMGetModuleDataLayout(cg->mod), L.et);
-    if (!place_operands(cg, op, L.et, esize, plan->kind != DOT_MMA_TF32, &L.a, &L.b)) return false;
+    if (!place_operands(cg, op, L.et, esize, &L.a, &L.b)) return false;
     precompute_offsets(cg, &L, &rc);
     int64_t K = ta->dims[1];
 

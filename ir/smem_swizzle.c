@@ -3,18 +3,23 @@
 
 static bool pow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
 
-bool smem_swizzle_for_rows(int64_t cols, int elem_bytes, SmemSwizzle *out) {
+bool smem_swizzle_for_reads(int64_t cols, int elem_bytes, int group_bytes, int rows, SmemSwizzle *out) {
     if (elem_bytes <= 0 || elem_bytes > 16 || 16 % elem_bytes || cols <= 0) return false;
+    if (group_bytes < 16 || group_bytes * rows != 128 || !pow2(group_bytes) || group_bytes % elem_bytes) return false;
     int64_t row_bytes = cols * elem_bytes;
-    if (row_bytes % 16 || !pow2(row_bytes / 16)) return false;
-    int64_t groups = row_bytes / 16;
-    /* 8 rows of one 16-byte group each must cover the 8 bank groups of a 128-byte line: rows of
-     * 128 bytes or more XOR with r % 8; narrower rows share a line between 128 / row_bytes rows
-     * (they already differ there) and XOR with the line number. */
-    out->vec = 16 / elem_bytes;
-    out->max_phase = groups >= 8 ? 8 : (int)groups;
-    out->per_phase = 8 / out->max_phase;
+    if (row_bytes % group_bytes || !pow2(row_bytes / group_bytes)) return false;
+    int64_t groups = row_bytes / group_bytes;
+    /* `rows` rows of one group each must cover the 128-byte line: rows of rows groups or more XOR
+     * with r % rows; narrower rows share a line between 128 / row_bytes rows (they already differ
+     * there) and XOR with the line number. */
+    out->vec = group_bytes / elem_bytes;
+    out->max_phase = groups >= rows ? rows : (int)groups;
+    out->per_phase = rows / out->max_phase;
     return true;
+}
+
+bool smem_swizzle_for_rows(int64_t cols, int elem_bytes, SmemSwizzle *out) {
+    return smem_swizzle_for_reads(cols, elem_bytes, 16, 8, out);
 }
 
 int64_t smem_swizzle_col(const SmemSwizzle *s, int64_t row, int64_t col) {
@@ -72,8 +77,24 @@ static void scan_user(Op *op, void *ctx) {
             u->other_use = true;
 }
 
+/* The swizzle of operand w (0: a[M][K], 1: b[K][N], both row-major) of an mma.sync dot with rows
+ * of cols elements. f16/bf16 (ldmatrix, b by .trans): each 8x8 matrix is 8 rows x 16 bytes, for
+ * both operands. tf32 (m16n8k8, one 32-bit ld.shared per fragment register): a lane (g, t) = (l / 4,
+ * l % 4) reads a at row g, column t (8 rows x 16 bytes, as ldmatrix) and b at row t, column g: 4
+ * rows x 32 bytes, so b's rows swap 32-byte groups (Triton 3.x's shared encoding for an mma v2
+ * operand of 32-bit elements: vec 8, maxPhase 4 / perPhase on a row-major b). */
+static bool operand_swizzle(int w, int64_t cols, int elem_bytes, SmemSwizzle *s) {
+    if (elem_bytes == 4 && w == 1) return smem_swizzle_for_reads(cols, elem_bytes, 32, 4, s);
+    return smem_swizzle_for_rows(cols, elem_bytes, s);
+}
+
 bool smem_swizzle_dot_operands(IrModule *m, Func *f, Op *dot) {
     bool changed = false;
+    Op *allocs[2] = {NULL, NULL};
+    for (int w = 0; w < 2 && w < dot->num_operands; w++) {
+        Op *ld = dot->operands[w]->def;
+        if (ld && ld->kind == OP_LOCAL_LOAD) allocs[w] = ld->operands[0]->def;
+    }
     for (int w = 0; w < 2 && w < dot->num_operands; w++) {
         Op *ld = dot->operands[w]->def;
         if (!ld || ld->kind != OP_LOCAL_LOAD) continue;
@@ -81,11 +102,14 @@ bool smem_swizzle_dot_operands(IrModule *m, Func *f, Op *dot) {
         if (!alloc || alloc->kind != OP_LOCAL_ALLOC || ir_op_attr(alloc, "swizzle")) continue;
         const Type *t = alloc->results[0].type;
         if (t->kind != TY_SMEM || t->rank < 2 || ld->num_operands - 1 != t->rank - 2) continue;
+        int eb = ir_type_bits(t->elem) / 8;
+        /* one buffer read as both a and b of a tf32 dot: the two read patterns want different
+         * swizzles; it keeps its padding */
+        if (eb == 4 && allocs[0] == allocs[1]) continue;
         UserScan u = {&alloc->results[0], false};
         ir_walk_func(f, scan_user, &u);
         SmemSwizzle s;
-        int eb = ir_type_bits(t->elem) / 8;
-        if (u.other_use || !smem_swizzle_for_rows(t->dims[t->rank - 1], eb, &s)) continue;
+        if (u.other_use || !operand_swizzle(w, t->dims[t->rank - 1], eb, &s)) continue;
         smem_swizzle_record(m, alloc, &s);
         changed = true;
     }

@@ -521,8 +521,9 @@ static void visit_op(LayoutPass *p, Op *op, const Layout *yield_lays, const bool
             dot_engine_record(p->m, op, &e);
             p->changed = true;
         }
-        /* ldmatrix reads conflict-free from XOR-swizzled stages (ir/smem_swizzle.h) */
-        if (e.kind == DOT_ENGINE_MMA && e.k == 16) p->changed |= smem_swizzle_dot_operands(p->m, p->f, op);
+        /* ldmatrix and the tf32 fragment loads read conflict-free from XOR-swizzled stages
+         * (ir/smem_swizzle.h) */
+        if (e.kind == DOT_ENGINE_MMA) p->changed |= smem_swizzle_dot_operands(p->m, p->f, op);
         if (wgmma_mark_operands(p->m, p->f, op, &e)) p->changed = true; /* b's buffer swizzled, read in place */
         l = pl ? *pl : engine_layout(p, &e);
         l = settle(p, res, &l, NULL, op, NULL, op->loc);

@@ -228,6 +228,15 @@ int main(void) {
     run_gemm((GemmCase){F16, false, 100, 90, 70, false, 8, true, 0, 0, 0, false});
     run_gemm((GemmCase){BF16, false, 64, 64, 64, false, 4, true, 0, 0, 0, false});
     run_gemm((GemmCase){F32, true, 65, 30, 33, false, 2, true, 0, 0, 0, false});
+    /* tf32 on swizzled stages (ir/smem_swizzle.h): a [4, 1, 8] / [4, 2, 4] / [4, 4, 2], b [8, 1, 4]
+     * / [8, 2, 2] / [8, 4, 1]; warp grids 2x4 and 1x4, both operand orders, masked tails, more
+     * than 8 k8 steps per dot (the k loop, its XOR in the loop) */
+    run_gemm((GemmCase){F32, true, 70, 130, 40, false, 8, true, 64, 128, 16, false});
+    run_gemm((GemmCase){F32, true, 37, 19, 45, true, 4, false, 16, 32, 16, true});
+    run_gemm((GemmCase){F32, true, 33, 17, 21, false, 1, true, 32, 16, 8, false});
+    run_gemm((GemmCase){F32, true, 17, 9, 19, true, 1, false, 16, 8, 8, false});
+    run_gemm((GemmCase){F32, true, 20, 17, 300, false, 1, false, 16, 16, 128, true});
+    run_gemm((GemmCase){F32, true, 64, 64, 64, false, 4, true, 64, 64, 32, false});
     run_conv(BF16);
     run_conv(F32);
     std_unload_all();

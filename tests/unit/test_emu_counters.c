@@ -7,8 +7,8 @@
  *   2. end to end: kernels of tests/unit/Inputs/counters.tile (one warp) run with counting on,
  *      through tlrt_counters_last: exact requests, sectors, bytes, wavefronts; the API's errors;
  *   3. the mma GEMM of tests/unit/Inputs/dot_mma.tile on several tiles and warp grids: zero bank
- *      conflicts on its swizzled stages (cp.async writes, ldmatrix reads) for f16/bf16, asserted;
- *      tf32's counts printed; the invariants every count obeys checked.
+ *      conflicts on its swizzled stages (cp.async writes; ldmatrix reads for f16/bf16, 32-bit
+ *      fragment loads for tf32), asserted; the invariants every count obeys checked.
  * Inputs are random (seed printed; TILEC_SEED=N replays); the counts do not depend on them. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -260,9 +260,10 @@ static void test_kernels(void) {
 
 /* gemm_ptr on a BM x BN x BK tile, one CTA of `warps` warps, M = BM, N = BN, K = 2 BK (two
  * pipelined k iterations; M, N, K multiples of 16, so the runtime launches the variant whose copies
- * are 16 bytes wide: the generic variant's 2-byte copies of masked tails are another matter). f16/bf16 read their swizzled stages (ir/smem_swizzle.h) with ldmatrix
- * and fill them with 16-byte cp.async: zero bank conflicts, asserted, for every warp grid and row
- * width here; tf32's 4-byte fragment loads of b conflict (printed only). */
+ * are 16 bytes wide: the generic variant's 2-byte copies of masked tails are another matter).
+ * f16/bf16 read their swizzled stages (ir/smem_swizzle.h) with ldmatrix, tf32 with 32-bit loads
+ * (a: 8 rows x 16 bytes, b: 4 rows x 32 bytes per request), and fill them with 16-byte cp.async:
+ * zero bank conflicts, asserted, for every warp grid and row width here. */
 static void test_mma_gemm(const char *T, bool tf32, int BM, int BN, int BK, int warps) {
     const int M = BM, N = BN, K = 2 * BK;
     char tdef[32], dm[32], dn[32], dk[32];
@@ -290,12 +291,10 @@ static void test_mma_gemm(const char *T, bool tf32, int BM, int BN, int BK, int 
     CHECK(c.global_bytes_read >= (uint64_t)(M * K + K * N) * esize + (uint64_t)N * 4);
     CHECK(c.global_bytes_written == (uint64_t)M * N * 4);
     CHECK(c.global_sectors * 32 >= (uint64_t)(M * K + K * N) * esize + (uint64_t)N * 4 + (uint64_t)M * N * 4);
-    /* every stage byte written by cp.async and read back by ldmatrix, without a conflict */
-    if (!tf32) {
-        CHECK(conflicts == 0);
-        CHECK(c.shared_bytes_written >= (uint64_t)(M * K + K * N) * esize);
-        CHECK(c.shared_bytes_read >= (uint64_t)(M * K + K * N) * esize);
-    }
+    /* every stage byte written by cp.async and read back by the fragment loads, without a conflict */
+    CHECK(conflicts == 0);
+    CHECK(c.shared_bytes_written >= (uint64_t)(M * K + K * N) * esize);
+    CHECK(c.shared_bytes_read >= (uint64_t)(M * K + K * N) * esize);
 }
 
 int main(void) {
@@ -312,7 +311,16 @@ int main(void) {
         test_mma_gemm("f16", false, 128, 64, 64, 2);   /* 2x1 warps; 128-byte rows both */
         test_mma_gemm("bf16", false, 32, 32, 16, 1);   /* 1 warp; 32- and 64-byte rows */
         test_mma_gemm("bf16", false, 16, 32, 16, 4);   /* 1x4 warps, one N tile each: ldmatrix.x2.trans */
-        test_mma_gemm("f32", true, 64, 64, 32, 4);
+        /* tf32: a's rows of 128, 64 and 32 bytes ([4, 1, 8], [4, 2, 4], [4, 4, 2]), b's of 512, 256,
+         * 128 and 64 bytes ([8, 1, 4], [8, 2, 2]); BK = 128 (16 k8 steps): the k loop. The tiles
+         * fit the emulator's shared memory in 3 stages (pipelined, read in place) and M, N, K are
+         * multiples of 16 (16-byte copies). */
+        test_mma_gemm("f32", true, 64, 64, 32, 4);   /* 2x2 warps */
+        test_mma_gemm("f32", true, 64, 128, 16, 8);  /* 2x4 warps */
+        test_mma_gemm("f32", true, 32, 32, 16, 1);
+        test_mma_gemm("f32", true, 32, 16, 8, 1);
+        test_mma_gemm("f32", true, 16, 32, 16, 4);   /* 1x4 warps */
+        test_mma_gemm("f32", true, 16, 16, 128, 1);
         for (int i = 0; i < nloaded; i++) tlrt_module_unload(loaded[i]);
         tlrt_destroy(ctx);
     }

@@ -249,8 +249,8 @@ static char *replace_all(const char *text, const char *from, const char *to) {
 /* The pipelined IR with its stages' padding replaced by a swizzle written by hand
  * (ir/smem_swizzle.h), one the layout pass would not choose: the copies, local_load and the mma
  * fragment loads must all follow it. bf16: ldmatrix reads the swizzled stages in place; tf32: its
- * ld.shared fragment loads know no swizzle, so the dot stages the operands from local_load's
- * registers instead. Wrong results if any of them ignored it. */
+ * 32-bit fragment loads too ([4, 2, 4] on b: the phase changes between b0's row t and b1's t + 4,
+ * so b1 has lane offsets of its own). Wrong results if any of them ignored it. */
 static void test_hand_swizzled(const char *T, const char *pad, const char *swizzle) {
     char *ir = NULL;
     compile("pipe.tile", kSource, T, 3, "inline,canonicalize,constfold,cse,dce,pipeline", TL_EMIT_IR, &ir);
@@ -290,6 +290,7 @@ int main(void) {
     rel_tol = 1.2e-3;
     test_stages("tf32", "mm");
     test_hand_swizzled("f32", "{row_pad = 4}", "{swizzle = [4, 1, 4]}");
+    test_hand_swizzled("f32", "{row_pad = 4}", "{swizzle = [4, 2, 4]}");
     f32_dot = TL_F32_DOT_DEFAULT;
     rel_tol = 1e-5;
     test_hand_swizzled("bf16", "{row_pad = 8}", "{swizzle = [8, 1, 2]}");
