@@ -218,7 +218,12 @@ Func *sema_instantiate_fn(IrModule *m, const AstProgram *p, const char *fn, Diag
         diag_error(d, NOLOC, "no fn named '%s' to instantiate", fn ? fn : "");
     } else {
         const Type **types = arena_calloc(s->tmp, (size_t)k->nparams + 1, sizeof *types);
-        for (int i = 0; i < k->nparams; i++) types[i] = ir_type_scalar(m, TY_F32);
+        /* f32, except a parameter declared i64 (the integer fns of integer tensors, lang/std/elementwise.tile) */
+        for (int i = 0; i < k->nparams; i++) {
+            const AstType *pt = k->params[i]->type;
+            bool i64 = pt && pt->kind == AT_NAME && pt->name && !strcmp(pt->name, "i64");
+            types[i] = ir_type_scalar(m, i64 ? TY_I64 : TY_F32);
+        }
         f = sema_fn_instance(s, k, types, k->loc);
     }
     return instance_end(s, mark, errors0) ? f : NULL;

@@ -37,7 +37,7 @@ IrModule *sema_lower(const AstProgram *p, const SemaOptions *opt, DiagEngine *d)
 Func *sema_instantiate(IrModule *m, const AstProgram *p, const char *decl, const char *as_name,
                        const SemaDefine *consts, int n, DiagEngine *d);
 
-/* Lowers fn `fn` of p into m as a FUNC_DEVICE on f32 scalars (every parameter f32; graph lowering applies
+/* Lowers fn `fn` of p into m as a FUNC_DEVICE on f32 scalars (every parameter f32, except one declared i64: i64; graph lowering applies
  * the lang/std pointwise fns this way, ir_func_widen widening them to tiles), with the fns it calls, under
  * names no function of m already has (`fn`, then `fn.1`...). Errors (no such fn, a parameter or body that
  * does not check with f32 arguments) are reported to d at their locations in p; then everything this call

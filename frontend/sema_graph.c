@@ -132,6 +132,17 @@ Value *sema_graph_expr(Sema *s, GraphBuilder *g, const Ast *e) {
             return NULL;
         }
         return gb_unary(g, e->loc, GK_NEG, sema_graph_expr(s, g, e->lhs), 0, 0);
+    case AST_CAST: { /* x as T: graph.cast to the scalar type T */
+        Value *x = sema_graph_expr(s, g, e->lhs);
+        const Type *t = e->type ? sema_resolve_type(s, e->type) : NULL;
+        if (!x || !t) return NULL;
+        if (!ir_type_is_scalar(t)) {
+            diag_error(s->d, e->type->loc, "a tensor converts to an element type (f32, f16, bf16, i32, i64 or bool), "
+                       "got %s", sema_tstr(s, t));
+            return NULL;
+        }
+        return gb_cast(g, e->loc, x, t->kind);
+    }
     case AST_INT:
     case AST_FLOAT:
     case AST_BOOL:
@@ -157,8 +168,9 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
     }
     const Type *e = sema_resolve_type(s, t->elem);
     if (!e) return NULL;
-    if (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16 && e->kind != TY_I1) {
-        diag_error(s->d, t->elem->loc, "graph tensors hold f32, f16, bf16 or bool, got %s", sema_tstr(s, e));
+    if (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16 && e->kind != TY_I1 && e->kind != TY_I32 &&
+        e->kind != TY_I64) {
+        diag_error(s->d, t->elem->loc, "graph tensors hold f32, f16, bf16, i32, i64 or bool, got %s", sema_tstr(s, e));
         return NULL;
     }
     if (t->ndims > SEMA_MAX_RANK) {

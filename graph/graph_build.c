@@ -190,16 +190,34 @@ Attr *gb_ints(GraphBuilder *g, const int *v, int n) {
 }
 
 static bool elem_ok(TypeKind k) { return k == TY_F32 || k == TY_F16 || k == TY_BF16; }
+static bool int_ok(TypeKind k) { return k == TY_I32 || k == TY_I64; }
+
+static bool operands(GraphBuilder *g, SrcLoc loc, const char *op, bool ints, Value **ops, int n);
 
 bool gb_operands(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n) {
+    return operands(g, loc, op, false, ops, n);
+}
+
+bool gb_operands_of(GraphBuilder *g, SrcLoc loc, const char *op, OpKind ir_op, int kind, Value **ops, int n) {
+    return operands(g, loc, op, graph_takes_ints(ir_op, kind), ops, n);
+}
+
+static bool operands(GraphBuilder *g, SrcLoc loc, const char *op, bool ints, Value **ops, int n) {
     for (int i = 0; i < n; i++)
         if (!ops[i]) return false; /* poison: already reported */
-    for (int i = 0; i < n; i++)
-        if (!ops[i]->type || ops[i]->type->kind != TY_TENSOR || !elem_ok(ops[i]->type->elem->kind)) {
-            gb_error(g, loc, "%s: operand %d must be a tensor of f32, f16 or bf16, got %s", op, i + 1,
-                     gb_tstr(g, ops[i]->type));
+    for (int i = 0; i < n; i++) {
+        const Type *t = ops[i]->type;
+        if (t && t->kind == TY_TENSOR && int_ok(t->elem->kind) && !ints) {
+            gb_error(g, loc, "%s: operand %d is %s, but %s takes floating-point tensors only (f32, f16 or bf16)", op,
+                     i + 1, gb_tstr(g, t), op);
             return false;
         }
+        if (!t || t->kind != TY_TENSOR || !(elem_ok(t->elem->kind) || (ints && int_ok(t->elem->kind)))) {
+            gb_error(g, loc, "%s: operand %d must be a tensor of f32, f16%s, got %s", op, i + 1,
+                     ints ? ", bf16, i32 or i64" : " or bf16", gb_tstr(g, t));
+            return false;
+        }
+    }
     for (int i = 1; i < n; i++)
         if (ops[i]->type->elem != ops[0]->type->elem) {
             gb_error(g, loc, "%s: operands %s and %s have different element types", op, gb_tstr(g, ops[0]->type),
@@ -235,9 +253,9 @@ Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const 
             gb_error(g, loc, "graph argument '%s' is declared twice", name);
             return NULL;
         }
-    if (!elem_ok(elem) && elem != TY_I1) {
+    if (!elem_ok(elem) && !int_ok(elem) && elem != TY_I1) {
         const char *n = ir_scalar_name(elem);
-        gb_error(g, loc, "graph argument '%s': element type %s is not supported (f32, f16, bf16 or bool)", name,
+        gb_error(g, loc, "graph argument '%s': element type %s is not supported (f32, f16, bf16, i32, i64 or bool)", name,
                  n ? n : "?");
         return NULL;
     }

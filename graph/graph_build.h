@@ -27,7 +27,7 @@ typedef struct GraphBuilder GraphBuilder;
  * of memory. */
 GraphBuilder *gb_begin(IrModule *m, DiagEngine *d, const char *name, SrcLoc loc);
 
-/* Adds an argument: `elem` f32/f16/bf16 or i1 (bool), rank 0..8, per dim a literal (dims[i] > 0, syms[i] NULL) or a
+/* Adds an argument: `elem` f32/f16/bf16, i32/i64 or i1 (bool), rank 0..8, per dim a literal (dims[i] > 0, syms[i] NULL) or a
  * symbol (syms[i] a name; dims[i] ignored). is_param marks a weight (the `params` attribute). Names must
  * be identifiers, unique in the graph (error otherwise). */
 Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const int64_t *dims,
@@ -127,13 +127,21 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
 
 /* Bool tensors (element i1, one byte per element in memory; graph/graph_ops_bool.c). Broadcasting as for
  * gb_binary.
- *   gb_compare  kind a COMPARE kind; a, b of one element type (f32, f16, bf16); the result is bool. IEEE:
+ *   gb_compare  kind a COMPARE kind; a, b of one element type (f32, f16, bf16, i32, i64); the result is bool. IEEE:
  *               a comparison with NaN is false, except not_equal, which is true.
  *   gb_logic    kind a LOGIC kind; a (and b, NULL for not) bool; the result is bool.
- *   gb_where    x where c else y: c bool, x and y of one element type (f32, f16, bf16), the result of it. */
+ *   gb_where    x where c else y: c bool, x and y of one element type (f32, f16, bf16, i32, i64), the result of it. */
 Value *gb_compare(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *a, Value *b);
 Value *gb_logic(GraphBuilder *g, SrcLoc loc, GraphKindId kind, Value *a, Value *b);
 Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y);
+
+/* Integer tensors (i32, i64): the ops of ir/graph_ops.def's GRAPH_INT rows take them (the data-moving ops, where's
+ * x and y, the comparisons, neg/abs/add/sub/mul/max/min), computed exactly: integer arithmetic wraps in two's
+ * complement; the others report an integer operand as an error.
+ *   gb_cast  x converted elementwise to element type `to` (f32, f16, bf16, i32, i64, i1), as `as` converts:
+ *            float -> int truncates toward zero (saturating, NaN gives 0), a number -> bool is != 0, bool -> a
+ *            number is 0 or 1, i64 -> i32 keeps the low 32 bits. The result has x's dims. */
+Value *gb_cast(GraphBuilder *g, SrcLoc loc, Value *x, TypeKind to);
 
 /* Checks v's inferred type against a declared one (a tensor type: a graph's declared result, an ONNX
  * output's value_info): element type and rank equal; per dim, provably equal is fine, provably

@@ -96,4 +96,7 @@ const GraphKind *gb_kind_row(GraphBuilder *g, SrcLoc loc, GraphKindClass cls, Gr
 /* Operand checks shared by the constructors: every operand a tensor of the builder's element types
  * and all of one element type. Returns false after reporting (or silently for a NULL operand). */
 bool gb_operands(GraphBuilder *g, SrcLoc loc, const char *op, Value **ops, int n);
+/* The same for graph IR op ir_op of kind `kind` (-1: none): integer tensors (i32, i64) too when ir/graph_ops.def has a
+ * GRAPH_INT row for it; an integer operand of any other op is reported as such. */
+bool gb_operands_of(GraphBuilder *g, SrcLoc loc, const char *op, OpKind ir_op, int kind, Value **ops, int n);
 #endif

@@ -104,7 +104,7 @@ Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double al
     const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_UNARY, id, "unary op");
     if (!k) return NULL;
     const char *kind = k->name;
-    if (!gb_operands(g, loc, kind, &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, kind, OP_G_UNARY, (int)id, &x, 1)) return NULL;
     /* clamp's bounds may be infinite (ONNX Clip without max); nothing may be NaN. */
     if (id == GK_CLAMP && (isnan(alpha) || isnan(beta) || alpha > beta)) {
         gb_error(g, loc, "clamp: the bounds must satisfy lo <= hi, got %g and %g", alpha, beta);
@@ -145,7 +145,7 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b
     if (!k) return NULL;
     const char *kind = k->name;
     Value *ops[2] = {a, b};
-    if (!gb_operands(g, loc, kind, ops, 2)) return NULL;
+    if (!gb_operands_of(g, loc, kind, OP_G_BINARY, (int)id, ops, 2)) return NULL;
     /* numpy broadcasting: the GRAPH_CHECK rule, run by gb_emit_rule */
     GbAttrs at = {0};
     gb_attr(&at, "kind", ir_attr_string(g->m, kind));
@@ -155,7 +155,7 @@ Value *gb_binary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b
 
 Value *gb_binary_scalar(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double c, bool c_first) {
     const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_BINARY, id, "binary op");
-    if (!k || !gb_operands(g, loc, k->name, &x, 1)) return NULL;
+    if (!k || !gb_operands_of(g, loc, k->name, OP_G_BINARY, (int)id, &x, 1)) return NULL;
     if (!isfinite(c) || fabs(c) > 3.4028234663852886e38) {
         gb_error(g, loc, "the number %g cannot be an f32 operand of %s", c, k->name);
         return NULL;
@@ -359,7 +359,7 @@ static Value *reshape_to(GraphBuilder *g, SrcLoc loc, const char *name, Value *x
 }
 
 Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t *dims, const char *const *syms) {
-    if (!gb_operands(g, loc, "reshape", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "reshape", OP_G_RESHAPE, -1, &x, 1)) return NULL;
     if (rank < 0 || rank > 8) {
         gb_error(g, loc, "reshape: rank %d is not supported (0 to 8)", rank);
         return NULL;
@@ -391,7 +391,7 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
 }
 
 Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis) {
-    if (!gb_operands(g, loc, "flatten", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "flatten", OP_G_RESHAPE, -1, &x, 1)) return NULL;
     int rank = x->type->rank;
     if (axis < -rank || axis > rank) {
         gb_error(g, loc, "flatten: axis %d is out of range for %s", axis, T(x));

@@ -1,6 +1,7 @@
 /* The graph ops on bool tensors (graph_build.h): comparisons give bool tensors, not/and/or/xor combine them
  * and where selects with them. A bool tensor has element type i1 (one byte per element in memory, as ONNX
- * and PyTorch store it); the other graph ops take floating-point tensors only (gb_operands). */
+ * and PyTorch store it); the other graph ops take floating-point tensors, and integer ones where ir/graph_ops.def's
+ * GRAPH_INT rows say so (gb_operands_of). */
 #include "graph_internal.h"
 
 #define T(v) gb_tstr(g, (v)->type)
@@ -32,7 +33,7 @@ static Value *emit(GraphBuilder *g, SrcLoc loc, OpKind kind, Value **ops, int n,
 Value *gb_compare(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *a, Value *b) {
     const GraphKind *k = gb_kind_row(g, loc, GK_CLASS_COMPARE, id, "compare kind");
     Value *ops[2] = {a, b};
-    if (!k || !gb_operands(g, loc, k->name, ops, 2) || !gb_broadcast(g, loc, k->verb, a, b)) return NULL;
+    if (!k || !gb_operands_of(g, loc, k->name, OP_G_COMPARE, (int)id, ops, 2) || !gb_broadcast(g, loc, k->verb, a, b)) return NULL;
     return emit(g, loc, OP_G_COMPARE, ops, 2, ir_type_scalar(g->m, TY_I1), k->name);
 }
 
@@ -55,8 +56,9 @@ Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y) {
     if (!c || !x || !y || !bools(g, loc, "where", ops, 1)) return NULL;
     for (int i = 1; i < 3; i++) {
         TypeKind k = ops[i]->type->kind == TY_TENSOR ? ops[i]->type->elem->kind : TY_VOID;
-        if (k != TY_F32 && k != TY_F16 && k != TY_BF16) {
-            gb_error(g, loc, "where: operand %d must be a tensor of f32, f16 or bf16, got %s", i + 1, T(ops[i]));
+        if (k != TY_F32 && k != TY_F16 && k != TY_BF16 && k != TY_I32 && k != TY_I64) {
+            gb_error(g, loc, "where: operand %d must be a tensor of f32, f16, bf16, i32 or i64, got %s", i + 1,
+                     T(ops[i]));
             return NULL;
         }
     }

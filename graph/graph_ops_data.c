@@ -10,7 +10,7 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
         gb_error(g, loc, "concat: give 1 to %d tensors, got %d", GB_CONCAT_MAX, n);
         return NULL;
     }
-    if (!gb_operands(g, loc, "concat", xs, n)) return NULL;
+    if (!gb_operands_of(g, loc, "concat", OP_G_CONCAT, -1, xs, n)) return NULL;
     int rank = xs[0]->type->rank;
     if (rank < 1 || rank > 8) {
         gb_error(g, loc, "concat: the tensors must have rank 1 to 8, got %s", T(xs[0]));
@@ -29,7 +29,7 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis) {
 }
 
 Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n) {
-    if (!gb_operands(g, loc, "transpose", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "transpose", OP_G_TRANSPOSE, -1, &x, 1)) return NULL;
     int rank = x->type->rank;
     if (rank < 1 || rank > 8 || n != rank) {
         gb_error(g, loc, "transpose: perm has %d axes for %s", n, T(x));
@@ -51,7 +51,7 @@ Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int 
 
 Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
                 const int64_t *sizes, int n) {
-    if (!gb_operands(g, loc, "slice", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "slice", OP_G_SLICE, -1, &x, 1)) return NULL;
     int rank = x->type->rank;
     if (rank < 1 || rank > 8 || n != rank) {
         gb_error(g, loc, "slice: %d axes given for %s", n, T(x));
@@ -83,7 +83,7 @@ Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, co
 
 Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
               double value) {
-    if (!gb_operands(g, loc, "pad", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "pad", OP_G_PAD, -1, &x, 1)) return NULL;
     int rank = x->type->rank;
     if (rank < 1 || rank > 6) {
         gb_error(g, loc, "pad: the input must have rank 1 to 6, got %s", T(x));

@@ -8,7 +8,12 @@
 static const ShapeExpr *lit(GraphBuilder *g, int64_t v) { return sx_int(g->tmp, v); }
 
 Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a) {
-    if (!gb_operands(g, loc, "resize", &x, 1)) return NULL;
+    if (!gb_operands_of(g, loc, "resize", OP_G_RESIZE, -1, &x, 1)) return NULL;
+    if (ir_type_is_int(x->type->elem) && a->mode != GRAPH_RESIZE_NEAREST) {
+        gb_error(g, loc, "resize: %s interpolation needs a floating-point tensor, got %s (integer tensors resize "
+                 "with mode nearest)", graph_resize_modes()[a->mode], T(x));
+        return NULL;
+    }
     int rank = x->type->rank;
     if (rank < 2 || rank > 4) {
         gb_error(g, loc, "resize: the input must have rank 2 to 4 (the last two dims are resized), got %s", T(x));

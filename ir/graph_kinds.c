@@ -107,6 +107,21 @@ static const char *const names_logic[] = {
 
 const GraphKind *graph_kind(GraphKindId k) { return &rows[k]; }
 
+#define GK_NONE (-1)
+static const struct {
+    OpKind op;
+    int kind;
+} int_rows[] = {
+#define GRAPH_INT(OP, KIND) {OP_##OP, GK_##KIND},
+#include "graph_ops.def"
+};
+
+bool graph_takes_ints(OpKind k, int kind) {
+    for (size_t i = 0; i < sizeof int_rows / sizeof int_rows[0]; i++)
+        if (int_rows[i].op == k && (int_rows[i].kind == GK_NONE || int_rows[i].kind == kind)) return true;
+    return false;
+}
+
 int graph_kind_find(GraphKindClass cls, const char *name) {
     for (int k = 0; name && k < GK_COUNT; k++)
         if (rows[k].cls == cls && !strcmp(rows[k].name, name)) return k;

@@ -64,6 +64,9 @@ const char *graph_op_label(const Op *op);
 /* The index map class and std kernel (NULL: none) of graph IR op k; GRAPH_IMAP_NONE / NULL for other ops. */
 GraphImap graph_op_imap(OpKind k);
 const char *graph_op_std(OpKind k);
+/* Whether graph IR op k of kind `kind` (-1: an op without kinds) takes integer tensors (i32, i64): a GRAPH_INT row
+ * of graph_ops.def names the op (NONE: all its kinds) or the kind. */
+bool graph_takes_ints(OpKind k, int kind);
 /* ------------------------------------------------------------ attributes and parameters (graph_ops.def) */
 
 /* The named choices an attribute or a parameter takes (graph_ops.def's NAMES column). */

@@ -770,12 +770,14 @@ static bool is_float_tensor(const Type *t) {
     return k == TY_F32 || k == TY_F16 || k == TY_BF16;
 }
 
+static bool is_int_tensor(const Type *t) { return t->elem->kind == TY_I32 || t->elem->kind == TY_I64; }
+
 static void check_bool_op(Verifier *v, Op *op) {
     int first_value = op->kind == OP_G_WHERE ? 1 : 0;
     if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC) {
         if (RES(0)->elem->kind != TY_I1) ERR("'%s' result must be a bool (i1) tensor, got %s", NAME, T(RES(0)));
-    } else if (!is_float_tensor(RES(0))) {
-        ERR("'%s' result must be a tensor of f32, f16 or bf16, got %s", NAME, T(RES(0)));
+    } else if (!is_float_tensor(RES(0)) && !is_int_tensor(RES(0))) {
+        ERR("'%s' result must be a tensor of f32, f16, bf16, i32 or i64, got %s", NAME, T(RES(0)));
     }
     if (op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
         int n = op->kind == OP_G_WHERE ? 1 : op->num_operands;
@@ -793,8 +795,8 @@ static void check_bool_op(Verifier *v, Op *op) {
         return;
     }
     for (int i = first_value; i < op->num_operands; i++) {
-        if (!is_float_tensor(OPND(i))) {
-            ERR("'%s' operand #%d must be a tensor of f32, f16 or bf16, got %s", NAME, i, T(OPND(i)));
+        if (!is_float_tensor(OPND(i)) && !is_int_tensor(OPND(i))) {
+            ERR("'%s' operand #%d must be a tensor of f32, f16, bf16, i32 or i64, got %s", NAME, i, T(OPND(i)));
             return;
         }
         if (OPND(i)->elem != OPND(first_value)->elem) {
@@ -981,6 +983,18 @@ static void check_graph(Verifier *v, Op *op) {
     }
     int nrows;
     const GraphAttr *rows = graph_attr_rows(&nrows);
+    if (op->kind == OP_G_CAST) {
+        for (int i = 0; i < 2; i++) {
+            const Type *t = i ? RES(0) : OPND(0);
+            if (!is_float_tensor(t) && !is_int_tensor(t) && t->elem->kind != TY_I1) {
+                ERR("'%s' %s must be a tensor of f32, f16, bf16, i32, i64 or i1, got %s", NAME, i ? "result" : "operand",
+                    T(t));
+                return;
+            }
+        }
+        check_graph_shape(v, op);
+        return;
+    }
     if (op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE) {
         for (int i = 0; i < nrows; i++)
             if (rows[i].op == op->kind && !attr_row_ok(v, op, &rows[i])) return;
@@ -1001,6 +1015,11 @@ static void check_graph(Verifier *v, Op *op) {
             ERR("'%s' operand #%d has element type %s, the result %s", NAME, i, T(OPND(i)->elem), T(RES(0)->elem));
             return;
         }
+    /* Integer tensors only where ir/graph_ops.def's GRAPH_INT rows allow them. */
+    if (is_int_tensor(RES(0)) && !graph_takes_ints(op->kind, graph_kind_of(op))) {
+        ERR("'%s' takes no integer tensors, got %s", NAME, T(RES(0)));
+        return;
+    }
     if (!graph_operand_ranks(v, op)) return;
     /* Every attribute from its row of ir/graph_ops.def, in table order; the first violation is reported. */
     for (int i = 0; i < nrows; i++)

@@ -5,7 +5,8 @@
  * calls too and which is spliced the same way into std_unary's copy when a unary or binary op is lowered
  * alone; a graph.map's own fn), widened to the stored tile and inlined
  * later by the inline pass. No formula lives here, so a fused group computes what the unfused kernels
- * compute: the anchor's value is rounded to T (as its store would), then every step runs in f32 and
+ * compute: the anchor's value is rounded to T (as its store would), then every step runs in f32 (in i64 for the
+ * integer fns of i32/i64 tensors, whose results are truncated to i32 where stored: two's complement wrapping) and
  * each member's result is rounded to T where the unfused graph would store it. */
 #include <string.h>
 #include "lower/graph_plan_internal.h"
@@ -15,7 +16,15 @@ typedef struct Epi {
     const Type *tf; /* f32 of the stored value's shape */
 } Epi;
 
-static Value *cf(Epi *e, double v) { return ir_build_const_float(&e->b, e->tf, v); }
+/* A tile of the stored value's shape with element type t. */
+static const Type *tile_of(Epi *e, const Type *t) { return ir_type_with_elem(e->b.m, e->tf, t); }
+
+/* A constant argument of a fn parameter of type t: integer fns (the std_int_ fns of integer tensors) take
+ * integers (the builder keeps their constants whole numbers). */
+static Value *const_arg(Epi *e, const Type *t, double v) {
+    if (ir_type_is_float(t)) return ir_build_const_float(&e->b, tile_of(e, t), v);
+    return ir_build_const_int(&e->b, tile_of(e, t), (int64_t)v);
+}
 
 static Value *cast(Epi *e, Value *x, TypeKind to) {
     const Type *t = ir_type_with_elem(e->b.m, x->type, ir_type_scalar(e->b.m, to));
@@ -29,8 +38,8 @@ static void collect_stores(Op *op, void *ctx) {
     if (op->kind == OP_VIEW_STORE && op->operands[0] == view) ptrvec_push(v, op);
 }
 
-/* side (a view parameter) read where store writes, with its mask, as f32. */
-static Value *load_side(Epi *e, Op *store, Value *side) {
+/* side (a view parameter) read where store writes, with its mask, as element type to. */
+static Value *load_side(Epi *e, Op *store, Value *side, TypeKind to) {
     IrModule *m = e->b.m;
     int r = store->operands[0]->type->rank, extra = store->num_operands - 2 - r;
     Value *ops[GP_MAX_RANK + 3];
@@ -45,7 +54,7 @@ static Value *load_side(Epi *e, Op *store, Value *side) {
     Op *ld = ir_build(&e->b, OP_VIEW_LOAD, ops, n, lt);
     const Attr *bounds = ir_op_attr(store, "bounds");
     if (bounds) ir_op_set_attr(m, ld, "bounds", (Attr *)bounds);
-    return cast(e, &ld->results[0], TY_F32);
+    return cast(e, &ld->results[0], to);
 }
 
 /* graph.map's fn applied to the chain value v (operand s->chain) and its other operands (side inputs from
@@ -58,14 +67,18 @@ static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
     Func *w = ir_type_is_scalar(e->tf) ? s->fn : ir_func_widen(m, s->fn, e->tf);
     if (!w) return NULL;
     int n = s->args->n;
+    Block *fb = ir_func_block(s->fn);
+    if (fb->num_args != n || s->fn->num_results != 1) return NULL;
     Value **args = arena_calloc(m->arena, (size_t)n + 1, sizeof *args);
+    /* Each argument in the fn's parameter type: f32 for the float fns, i64 for the integer ones. */
     for (int i = 0; i < n; i++) {
         const Attr *a = s->args->items[i];
-        if (a->kind != ATTR_INT) args[i] = cf(e, a->kind == ATTR_FLOAT ? a->f : 0.0);
-        else if (a->i == s->chain) args[i] = v;
-        else args[i] = load_side(e, st, side[s->side + (a->i < s->chain ? a->i : a->i - 1)]);
+        const Type *pt = fb->args[i]->type;
+        if (a->kind != ATTR_INT) args[i] = const_arg(e, pt, a->kind == ATTR_FLOAT ? a->f : 0.0);
+        else if (a->i == s->chain) args[i] = cast(e, v, pt->kind);
+        else args[i] = load_side(e, st, side[s->side + (a->i < s->chain ? a->i : a->i - 1)], pt->kind);
     }
-    Op *c = ir_build(&e->b, OP_CALL, args, n, e->tf);
+    Op *c = ir_build(&e->b, OP_CALL, args, n, tile_of(e, s->fn->result_types[0]));
     ir_op_set_attr(m, c, "callee", ir_attr_symbol(m, w->name));
     return &c->results[0];
 }
@@ -79,15 +92,16 @@ static bool splice_stores(IrModule *m, PtrVec *stores, TypeKind t_in, TypeKind t
         Op *st = stores->items[si];
         Epi e = {.b = {.m = m, .block = st->parent, .before = st, .loc = st->loc}};
         e.tf = ir_type_with_elem(m, st->operands[1]->type, ir_type_scalar(m, TY_F32));
-        /* Through the anchor's T first: the unfused consumer would read the anchor's value back from memory. */
-        Value *v = cast(&e, cast(&e, st->operands[1], t_in), TY_F32);
+        /* Through the anchor's T first: the unfused consumer would read the anchor's value back from memory. Each
+         * call converts its arguments to its fn's parameter types (f32, or i64 for the integer fns). */
+        Value *v = cast(&e, st->operands[1], t_in);
         for (int i = 0; i < nsteps; i++) {
             const GpStep *s = &steps[i];
             v = call(&e, s, v, side);
             if (!v) return false;
             /* Each member's result is a tensor in the unfused graph: round to its type where it would be stored. */
             TypeKind se = s->elem ? s->elem : te;
-            if (se != TY_F32 && i + 1 < nsteps) v = cast(&e, cast(&e, v, se), TY_F32);
+            if (i + 1 < nsteps) v = cast(&e, v, se);
         }
         ir_op_set_operand(st, 1, cast(&e, v, te));
     }

@@ -459,26 +459,34 @@ bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s) {
     s->elem = op->results[0].type->elem ? op->results[0].type->elem->kind : TY_F32;
     int kind = graph_kind_of(op);
     double c[2];
+    /* Integer tensors (i32, i64; where's values are operand 1) are computed by the integer fns std_int_<kind> on
+     * i64, exactly (lang/std/elementwise.tile); the others by std_<kind> on f32. */
+    const Value *val = op->operands[op->kind == OP_G_WHERE && op->num_operands == 3 ? 1 : 0];
+    const char *pre = val->type->elem && ir_type_is_int(val->type->elem) ? "std_int_" : "std_";
     switch (op->kind) {
     case OP_G_COMPARE: /* bools as 0.0 and 1.0 in f32 (lang/std/elementwise.tile) */
     case OP_G_LOGIC:
         if (attr_kind(g, op) < 0) return false;
-        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->fn = gp_std_fn(g, arena_printf(g->a, "%s%s", pre, graph_kind((GraphKindId)kind)->name), op->loc);
         s->args = call_args(g, op->num_operands, NULL, 0);
         return s->fn != NULL;
     case OP_G_WHERE:
-        s->fn = gp_std_fn(g, "std_where", op->loc);
+        s->fn = gp_std_fn(g, arena_printf(g->a, "%swhere", pre), op->loc);
         s->args = call_args(g, 3, NULL, 0);
+        return s->fn != NULL;
+    case OP_G_CAST: /* the conversion is the store's (and the next step's argument's): the fn passes the value on */
+        s->fn = gp_std_fn(g, arena_printf(g->a, "%scast", pre), op->loc);
+        s->args = call_args(g, 1, NULL, 0);
         return s->fn != NULL;
     case OP_G_UNARY:
         if (attr_kind(g, op) < 0 || !attr_f64(g, op, "alpha", 0.0, &c[0]) || !attr_f64(g, op, "beta", 0.0, &c[1]))
             return false;
-        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->fn = gp_std_fn(g, arena_printf(g->a, "%s%s", pre, graph_kind((GraphKindId)kind)->name), op->loc);
         s->args = call_args(g, 1, c, 2);
         return s->fn != NULL;
     case OP_G_BINARY: {
         if (attr_kind(g, op) < 0) return false;
-        s->fn = gp_std_fn(g, arena_printf(g->a, "std_%s", graph_kind((GraphKindId)kind)->name), op->loc);
+        s->fn = gp_std_fn(g, arena_printf(g->a, "%s%s", pre, graph_kind((GraphKindId)kind)->name), op->loc);
         const Attr *lhs = ir_op_attr(op, "lhs"), *rhs = ir_op_attr(op, "rhs");
         if (op->num_operands == 2) {
             s->args = call_args(g, 2, NULL, 0);
@@ -913,7 +921,8 @@ bool gp_lower_op(GpGraph *g, Op *op) {
     case OP_G_MAP:
     case OP_G_COMPARE:
     case OP_G_LOGIC:
-    case OP_G_WHERE: return lower_map(g, op);
+    case OP_G_WHERE:
+    case OP_G_CAST: return lower_map(g, op);
     case OP_G_BN_FOLD_W: return lower_bn_fold_w(g, op);
     case OP_G_BN_FOLD_B: return lower_bn_fold_b(g, op);
     case OP_G_CONCAT: return lower_concat(g, op);

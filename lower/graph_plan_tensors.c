@@ -65,9 +65,10 @@ int gp_tensor_of(GpGraph *g, Value *v, SrcLoc loc) {
 
 const char *gp_dtype(GpGraph *g, const Type *t, SrcLoc loc) {
     const Type *e = t ? ir_type_elem(t) : NULL;
-    if (e && (e->kind == TY_F32 || e->kind == TY_F16 || e->kind == TY_BF16 || e->kind == TY_I1))
+    if (e && (e->kind == TY_F32 || e->kind == TY_F16 || e->kind == TY_BF16 || e->kind == TY_I1 || e->kind == TY_I32 ||
+              e->kind == TY_I64))
         return ir_scalar_name(e->kind);
-    diag_error(g->d, loc, "unsupported element type %s in a graph (f32, f16, bf16 and bool are)",
+    diag_error(g->d, loc, "unsupported element type %s in a graph (f32, f16, bf16, i32, i64 and bool are)",
                t ? ir_type_str(g->m, t) : "?");
     return NULL;
 }

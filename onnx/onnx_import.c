@@ -73,12 +73,14 @@ static const char *arg_name(OnnxImport *x, const char *onnx_name, PtrVec *seen_o
     return s;
 }
 
-static bool elem_kind(int dtype, TypeKind *k) {
+bool ox_elem_kind(int dtype, TypeKind *k) {
     switch (dtype) {
     case ONNX_DT_FLOAT: *k = TY_F32; return true;
     case ONNX_DT_FLOAT16: *k = TY_F16; return true;
     case ONNX_DT_BFLOAT16: *k = TY_BF16; return true;
     case ONNX_DT_BOOL: *k = TY_I1; return true; /* one byte per element, as ONNX stores it */
+    case ONNX_DT_INT32: *k = TY_I32; return true;
+    case ONNX_DT_INT64: *k = TY_I64; return true;
     default: return false;
     }
 }
@@ -93,7 +95,7 @@ static Value *param_value(OnnxImport *x, const OnnxConst *c, ArgNames *names) {
     if (!c->ok) return ox_error(x, "%s (constant '%s')", c->why, c->onnx_name);
     TypeKind k;
     char buf[32];
-    if (!elem_kind(c->t.dtype, &k))
+    if (!ox_elem_kind(c->t.dtype, &k))
         return ox_error(x, "unsupported dtype: %s (%s operand '%s')", onnx_dtype_describe(c->t.dtype, buf, sizeof buf),
                         x->op ? x->op : "graph", c->onnx_name);
     for (int i = 0; i < c->t.rank; i++)
@@ -305,7 +307,7 @@ static bool add_input(OnnxImport *x, const Onnx__ValueInfoProto *vi) {
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     TypeKind k;
     char buf[32];
-    if (!elem_kind(tt->has_elem_type ? tt->elem_type : 0, &k))
+    if (!ox_elem_kind(tt->has_elem_type ? tt->elem_type : 0, &k))
         return ox_fail(x, "unsupported dtype: %s (graph input '%s')",
                         onnx_dtype_describe(tt->has_elem_type ? tt->elem_type : 0, buf, sizeof buf), vi->name);
     if (!tt->shape) return ox_fail(x, "unsupported shape: graph input '%s' has no shape", vi->name);
@@ -354,7 +356,7 @@ static const Type *declared_type(OnnxImport *x, const Onnx__ValueInfoProto *vi) 
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) return NULL;
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     TypeKind k;
-    if (!tt->has_elem_type || !elem_kind(tt->elem_type, &k) || !tt->shape || tt->shape->n_dim > ONNX_MAX_RANK)
+    if (!tt->has_elem_type || !ox_elem_kind(tt->elem_type, &k) || !tt->shape || tt->shape->n_dim > ONNX_MAX_RANK)
         return NULL;
     int rank = (int)tt->shape->n_dim;
     int64_t dims[ONNX_MAX_RANK];

@@ -73,6 +73,9 @@ void ox_op_layer_norm(OnnxImport *x);
 /* ONNX Slice and Split (onnx_slice.c). */
 void ox_op_slice(OnnxImport *x);
 void ox_op_split(OnnxImport *x);
+/* The graph element type of ONNX dtype `dtype` (float, float16, bfloat16, bool, int32, int64); false for the others. */
+bool ox_elem_kind(int dtype, TypeKind *k);
+
 /* ONNX's comparisons, Not/And/Or/Xor (the COMPARE and LOGIC kinds of ir/graph_ops.def) and Where (onnx_bool.c). */
 void ox_op_compare_logic(OnnxImport *x);
 void ox_op_where(OnnxImport *x);

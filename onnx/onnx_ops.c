@@ -1033,13 +1033,13 @@ static void op_cast(OnnxImport *x) {
     }
     Value *v = ox_input(x, 0);
     if (!v) return;
-    TypeKind k = ir_type_elem(v->type)->kind;
-    int from = k == TY_F32 ? ONNX_DT_FLOAT : k == TY_F16 ? ONNX_DT_FLOAT16 : ONNX_DT_BFLOAT16;
-    if (to != from) {
+    TypeKind k;
+    if (!ox_elem_kind((int)to, &k)) {
         ox_error(x, "unsupported dtype: Cast to %s", onnx_dtype_describe((int)to, buf, sizeof buf));
         return;
     }
-    ox_set_output(x, 0, v);
+    /* graph.cast converts as ONNX does: float -> int truncates toward zero, a number -> bool is != 0. */
+    ox_set_output(x, 0, k == ir_type_elem(v->type)->kind ? v : gb_cast(x->g, x->loc, v, k));
 }
 
 /* ConstantOfShape: the `value` attribute's one element (default float32 0) repeated over the shape. */

@@ -42,10 +42,24 @@ static int index_of(const Fuse *f, const Op *op) {
 
 static const char *short_name(const Op *op) { return graph_op_label(op); }
 
+/* Whether op reads or writes integer tensors (i32, i64), or is a cast: such ops run as kernels of their own (the
+ * fused chains compute in f32; integer ops need their i64 fns, graph_epilogue.c). */
+static bool own_kernel(const Op *op) {
+    if (op->kind == OP_G_CAST) return true;
+    for (int i = 0; i <= op->num_operands; i++) {
+        const Type *t = i < op->num_operands ? op->operands[i]->type : op->results[0].type;
+        if (t->kind == TY_TENSOR && ir_type_is_int(t->elem)) return true;
+    }
+    return false;
+}
+
 /* Why consumer c (index ci) cannot join the group of its chain operand r's producer (index pi), or
  * NULL when it can. Checked in the order of section 7's list. */
 static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value *r) {
     const Op *c = f->ops[ci];
+    if (own_kernel(c) || own_kernel(f->ops[pi]))
+        return arena_printf(a, "integer tensors and casts run as kernels of their own (%s)",
+                            short_name(own_kernel(c) ? c : f->ops[pi]));
     int uses = ir_count_uses(f->g, (Value *)r);
     if (graph_is_output(f->g, r)) return arena_printf(a, "%s is also a graph output", graph_value_name(a, r));
     if (uses > 1) return arena_printf(a, "%s has %d uses", graph_value_name(a, r), uses);
@@ -150,7 +164,8 @@ static bool prologue(Fuse *f, Arena *a, int i, int cur, int c) {
     const Value *r = f->ops[cur]->results;
     /* Only a pointwise group can run at a load; a reason the chain stops anyway (uses, an output) is the
      * refusal's own. */
-    if (f->store[i] != i || !graph_op_is_pointwise(f->ops[i]) || !fuse_prologue_consumer(f->ops[c]) || graph_is_output(f->g, r) ||
+    if (f->store[i] != i || !graph_op_is_pointwise(f->ops[i]) || own_kernel(f->ops[i]) || own_kernel(f->ops[cur]) ||
+        own_kernel(f->ops[c]) || !fuse_prologue_consumer(f->ops[c]) || graph_is_output(f->g, r) ||
         ir_count_uses(f->g, (Value *)r) > 1)
         return false;
     int n;

@@ -44,6 +44,8 @@ static int dtype_size(const char *t) {
     if (!strcmp(t, "f32")) return 4;
     if (!strcmp(t, "f16") || !strcmp(t, "bf16")) return 2;
     if (!strcmp(t, "i1")) return 1; /* bool: one byte per element */
+    if (!strcmp(t, "i32")) return 4;
+    if (!strcmp(t, "i64")) return 8;
     return 0;
 }
 
@@ -170,7 +172,7 @@ static bool parse_tensor(RtPlanDef *g, char *const *tok, int ntok, int line, cha
                          tok[1], tok[2]);
         snprintf(t.dtype, sizeof t.dtype, "%s", g->tensors[t.source].dtype);
     } else {
-        if (!dtype_size(tok[2])) return pfail(g, line, err, errlen, "%s %s: unknown dtype '%.200s' (f32, f16, bf16 or i1)", rec, tok[1], tok[2]);
+        if (!dtype_size(tok[2])) return pfail(g, line, err, errlen, "%s %s: unknown dtype '%.200s' (f32, f16, bf16, i32, i64 or i1)", rec, tok[1], tok[2]);
         snprintf(t.dtype, sizeof t.dtype, "%s", tok[2]);
     }
     t.esize = dtype_size(t.dtype);

@@ -184,14 +184,14 @@ void tlrt_graph_destroy(TlrtGraph *g);
  * launches in order, the intermediate buffers, and the shape expressions that size them. A TlrtPlan runs
  * it: weights are bound once (copied to the device at bind time), inputs per run (device memory,
  * contiguous row-major), outputs are device memory owned by the plan. The element types are those of
- * the plan (f32 = 4 bytes, f16/bf16 = 2 bytes); every size is checked against the plan's dims (literal
+ * the plan (f32/i32 = 4 bytes, f16/bf16 = 2 bytes, i64 = 8, i1 = 1); every size is checked against the plan's dims (literal
  * dims must match; a symbol takes one value across all bound tensors; derived symbols and buffer sizes
  * are evaluated with checked int64 arithmetic) and a mismatch is TLRT_ERR_ARGS naming the tensor, the
  * dim and both values. */
 typedef struct TlrtPlan TlrtPlan;
 typedef struct TlrtPlanTensorInfo {
     const char *name;    /* owned by the plan */
-    const char *dtype;   /* "f32" | "f16" | "bf16" | "i1" (bool, one byte per element: 0 or 1) */
+    const char *dtype;   /* "f32" | "f16" | "bf16" | "i32" | "i64" | "i1" (bool, one byte per element: 0 or 1) */
     int rank;
     const char *dims;    /* the declared dims as text, "N,64,H,W" (owned by the plan) */
     bool is_param;
