@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Writes a small ONNX model to stdout with a protobuf encoder of its own (no onnx package needed), with node
-attributes and float constants (bool_model.py's format plus those two):
+"""Writes a small ONNX model to stdout with a protobuf encoder of its own (no onnx package needed), for the
+lit tests that need a model no committed file has (bool_ops.test, layer_norm.test):
 
-usage: attr_model.py OPSET 'in NAME TYPE D0,D1,...' ... 'const NAME D0,... V0,V1,...' ...
+usage: onnx_model.py OPSET 'in NAME TYPE D0,D1,...' ... 'const NAME D0,... V0,V1,...' ...
                      'node OP IN,IN,... OUT[,OUT...] [i:NAME=INT] [f:NAME=FLOAT] [is:NAME=INT,INT,...]' ...
                      'out NAME TYPE D0,...' ...
 
-TYPE is float, float16...; a dim is a number or a name (symbolic); a const is a float tensor (an initializer);
-an input name "" (two commas) is an omitted optional input. The nodes are written in the order given (the
-importer's locations are model.onnx:N:1 for node N)."""
+TYPE is float, float16, bool, int32, int64...; a dim is a number or a name (symbolic); a const is a float
+tensor (an initializer); an input name "" (two commas) is an omitted optional input. The nodes are written in
+the order given (the importer's locations are model.onnx:N:1 for node N)."""
 import struct
 import sys
 
