@@ -25,19 +25,19 @@ static char workdir[64];   /* a mkdtemp directory for the .so files */
 static uint64_t rng;       /* seeded from TILEC_SEED or the clock by the test */
 static TlrtContext *ctx;
 
-static double urand(void) { /* xorshift64*, uniform in [-1, 1) */
+static inline double urand(void) { /* xorshift64*, uniform in [-1, 1) */
     rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
     return (double)((rng * 2685821657736338717ull) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
-static bool write_file(const char *path, const void *data, size_t n) {
+static inline bool write_file(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) return false;
     bool ok = fwrite(data, 1, n, f) == n;
     return fclose(f) == 0 && ok;
 }
 
-static char *read_file(const char *path, size_t *len) {
+static inline char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char *buf = NULL;
@@ -60,7 +60,7 @@ static char *read_file(const char *path, size_t *len) {
 
 /* Splits -D defines "NAME=VALUE" (NULL-terminated, at most 8, each under 64 bytes) into defs, whose
  * strings live in buf (the caller's storage, valid while defs is used); returns the count. */
-static int split_defines(const char *const *defines, TlDefine defs[8], char buf[8][64]) {
+static inline int split_defines(const char *const *defines, TlDefine defs[8], char buf[8][64]) {
     int nd = 0;
     for (; defines && defines[nd] && nd < 8; nd++) {
         snprintf(buf[nd], 64, "%s", defines[nd]);
@@ -74,7 +74,7 @@ static int split_defines(const char *const *defines, TlDefine defs[8], char buf[
 /* Compiles a .tile file of the source tree (with -D defines "NAME=VALUE", NULL-terminated, and the
  * passes `disable` left out: comma-separated, or NULL) to workdir/NAME.so; returns the path (static
  * storage) or NULL. */
-static const char *compile_tile_without(const char *rel, const char *name, const char *const *defines,
+static inline const char *compile_tile_without(const char *rel, const char *name, const char *const *defines,
                                         const char *disable) {
     static char so[128];
     char path[512];
@@ -132,11 +132,50 @@ static inline TlrtModule *load_graphs(const char *rel, const char *name, bool fu
     return ok ? m : NULL;
 }
 
+/* One .tile file's graphs loaded twice by load_graphs: `fused` and `unfused` (either NULL, a failed
+ * check, when it does not compile or load). graph_pair_unload unloads both. */
+typedef struct GraphPair {
+    TlrtModule *fused, *unfused;
+} GraphPair;
+
+static inline GraphPair graph_pair_load(const char *rel, const char *name) {
+    return (GraphPair){load_graphs(rel, name, true), load_graphs(rel, name, false)};
+}
+
+static inline void graph_pair_unload(GraphPair *g) {
+    if (g->fused) tlrt_module_unload(g->fused);
+    if (g->unfused) tlrt_module_unload(g->unfused);
+    *g = (GraphPair){0};
+}
+
 /* Removes workdir (made by emu_test_begin) and what the test wrote there; says so when it cannot. */
 static inline void emu_remove_workdir(void) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
+}
+
+/* Runs plan p twice and copies its output `out` (`bytes` long) to host memory h. The output buffer
+ * exists after the first run, so it is poisoned (0xFF bytes: NaN for floats) before the second, and
+ * what is compared was written by that run. False, the reason printed after `what`, when a run or
+ * the copy fails. */
+static inline bool plan_run_poisoned(TlrtPlan *p, const char *out, void *h, size_t bytes, const char *what) {
+    TlrtView v;
+    bool ok = true;
+    for (int r = 0; r < 2 && ok; r++) {
+        if (r) CHECK(tlrt_plan_output(p, out, &v) == TLRT_OK && tlrt_memset(ctx, v.data, 0xff, bytes) == TLRT_OK);
+        ok = tlrt_plan_run(p, NULL) == TLRT_OK;
+        if (!ok) fprintf(stderr, "%s: run: %s\n", what, tlrt_last_error(ctx));
+    }
+    return ok && tlrt_plan_copy_output(p, out, h, bytes) == TLRT_OK;
+}
+
+/* The common end of an emulator test's main: destroys ctx, removes workdir, and returns the status
+ * main returns (check_summary's). */
+static inline int emu_test_end(void) {
+    tlrt_destroy(ctx);
+    emu_remove_workdir();
+    return check_summary();
 }
 
 /* compile_tile_without leaving no pass out. */
@@ -145,7 +184,7 @@ static inline const char *compile_tile(const char *rel, const char *name, const 
 }
 
 /* A device buffer, poisoned with 0xFF bytes. */
-static void *dev_alloc(size_t bytes) {
+static inline void *dev_alloc(size_t bytes) {
     void *p = NULL;
     CHECK(tlrt_malloc(ctx, bytes, &p) == TLRT_OK);
     if (p) CHECK(tlrt_memset(ctx, p, 0xff, bytes) == TLRT_OK);

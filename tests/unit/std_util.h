@@ -17,12 +17,12 @@
 
 typedef enum Dt { F32, F16, BF16 } Dt;
 static const char *const dt_names[] = {"f32", "f16", "bf16"};
-static size_t dt_size(Dt dt) { return dt == F32 ? 4 : 2; }
+static inline size_t dt_size(Dt dt) { return dt == F32 ? 4 : 2; }
 
 #include "half_float.h"
 
 /* v rounded to dt (the value a tensor of dt holds). */
-static float round_dt(Dt dt, double v) {
+static inline float round_dt(Dt dt, double v) {
     float f = (float)v;
     return dt == F32 ? f : dt == F16 ? from_f16(to_f16(f)) : from_bf16(to_bf16(f));
 }
@@ -35,7 +35,7 @@ typedef struct Tensor {
     float *h;
 } Tensor;
 
-static void t_upload(Tensor *t) {
+static inline void t_upload(Tensor *t) {
     size_t es = dt_size(t->dt);
     unsigned char *raw = malloc(t->n * es + 1);
     for (size_t i = 0; i < t->n; i++) {
@@ -49,7 +49,7 @@ static void t_upload(Tensor *t) {
     free(raw);
 }
 
-static void t_download(Tensor *t) {
+static inline void t_download(Tensor *t) {
     size_t es = dt_size(t->dt);
     unsigned char *raw = malloc(t->n * es + 1);
     CHECK(tlrt_memcpy_dtoh(ctx, raw, t->dev, t->n * es) == TLRT_OK);
@@ -65,21 +65,21 @@ static void t_download(Tensor *t) {
 }
 
 /* A tensor filled with NaN on both sides (outputs start poisoned). */
-static Tensor t_new(Dt dt, size_t n) {
+static inline Tensor t_new(Dt dt, size_t n) {
     Tensor t = {dt, n, dev_alloc(n * dt_size(dt)), malloc(n * sizeof(float) + 1)}; /* 0xFF bytes: NaN in each dt */
     for (size_t i = 0; i < n; i++) t.h[i] = NAN;
     return t;
 }
 
 /* A tensor of uniform random values in [lo, hi), rounded to dt, uploaded. */
-static Tensor t_rand(Dt dt, size_t n, double lo, double hi) {
+static inline Tensor t_rand(Dt dt, size_t n, double lo, double hi) {
     Tensor t = t_new(dt, n);
     for (size_t i = 0; i < n; i++) t.h[i] = round_dt(dt, lo + (hi - lo) * (urand() + 1) / 2);
     t_upload(&t);
     return t;
 }
 
-static void t_free(Tensor *t) {
+static inline void t_free(Tensor *t) {
     if (t->dev) CHECK(tlrt_free(ctx, t->dev) == TLRT_OK);
     free(t->h);
     t->dev = NULL, t->h = NULL;
@@ -142,7 +142,7 @@ static inline bool plan_run_graph(TlrtPlan *p, const char *graph, const GraphArg
 }
 
 /* A view of t: sizes and strides (elements) as given; strides NULL = contiguous row-major. */
-static TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int64_t *strides) {
+static inline TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int64_t *strides) {
     TlrtArg a = tlrt_arg_view(t->dev, rank, sizes);
     if (strides)
         for (int i = 0; i < rank; i++) a.u.view.strides[i] = strides[i];
@@ -151,7 +151,7 @@ static TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int
 
 /* Strides that view a contiguous tensor of shape `shape` (rank r) as `to` (rank R >= r), numpy
  * broadcasting: shapes right-aligned, missing leading dims and size-1 dims that grow get stride 0. */
-static void bcast_strides(int r, const int64_t *shape, int R, const int64_t *to, int64_t *strides) {
+static inline void bcast_strides(int r, const int64_t *shape, int R, const int64_t *to, int64_t *strides) {
     int64_t s = 1;
     for (int i = R - 1; i >= 0; i--) {
         int j = i - (R - r);
@@ -176,7 +176,7 @@ static double std_compile_seconds;
 /* Writes lib (n bytes: tl_compile's --emit=so output) into the work directory, loads it and keeps it
  * under key (NULL: its file name) for std_kernel's lookups and std_unload_all. NULL (and a failed
  * check) when it cannot be written or loaded. */
-static TlrtModule *std_load_so(const char *key, const char *lib, size_t n) {
+static inline TlrtModule *std_load_so(const char *key, const char *lib, size_t n) {
     char so[128];
     snprintf(so, sizeof so, "%s/k%d.so", workdir, std_nmodules);
     bool ok = write_file(so, lib, n);
@@ -239,7 +239,7 @@ static inline TlrtModule *engine_kernel(const char *rel, const char *kernel, con
 /* The module holding `kernel` of lang/std/<file>, followed by the source text extra (NULL: none; a test
  * kernel that calls the file's fns), compiled with the defines ("NAME=VALUE" strings, NULL-terminated;
  * T is added from dt); NULL (and a failed check) when it does not compile. */
-static TlrtModule *std_kernel_with(const char *file, const char *extra, const char *kernel, Dt dt,
+static inline TlrtModule *std_kernel_with(const char *file, const char *extra, const char *kernel, Dt dt,
                                    const char *const *defines) {
     char key[512];
     int kl = snprintf(key, sizeof key, "%s%s %s T=%s", file, extra ? "+test" : "", kernel, dt_names[dt]);
@@ -297,13 +297,13 @@ static TlrtModule *std_kernel_with(const char *file, const char *extra, const ch
     return m;
 }
 
-static TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const char *const *defines) {
+static inline TlrtModule *std_kernel(const char *file, const char *kernel, Dt dt, const char *const *defines) {
     return std_kernel_with(file, NULL, kernel, dt, defines);
 }
 
 /* emu_util.h's compile_tile takes at most 8 defines and compiles every kernel of a file; std_kernel
  * replaces it here. */
-static void std_unload_all(void) {
+static inline void std_unload_all(void) {
     (void)compile_tile;
     for (int i = 0; i < std_nmodules; i++) tlrt_module_unload(std_modules[i].m);
     std_nmodules = 0;
@@ -313,7 +313,7 @@ static void std_unload_all(void) {
 static char std_last_variant[128];
 
 /* Launches kernel of m; false (and a failed check, the runtime's message printed) on an error. */
-static bool std_launch(TlrtModule *m, const char *kernel, int64_t gx, int64_t gy, int64_t gz, const TlrtArg *args,
+static inline bool std_launch(TlrtModule *m, const char *kernel, int64_t gx, int64_t gy, int64_t gz, const TlrtArg *args,
                        int nargs) {
     std_last_variant[0] = 0;
     if (!m) return false;
@@ -325,7 +325,7 @@ static bool std_launch(TlrtModule *m, const char *kernel, int64_t gx, int64_t gy
     return st == TLRT_OK;
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* ---- comparison with the float64 reference.
  * Element i passes when |got - want| <= (terms * 2^-24) * mag[i] + rtol * |want| + atol:
@@ -337,9 +337,9 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * NaN is expected exactly where the reference is NaN, infinities exactly. */
 #define RTOL_SUM 1e-4
 #define RTOL_ELEM 1e-6
-static double rtol_of(Dt dt, double rtol32) { return dt == F32 ? rtol32 : dt == F16 ? 0x1p-10 : 0x1p-7; }
+static inline double rtol_of(Dt dt, double rtol32) { return dt == F32 ? rtol32 : dt == F16 ? 0x1p-10 : 0x1p-7; }
 
-static bool close_to(double got, double want, double tol) {
+static inline bool close_to(double got, double want, double tol) {
     if (isnan(want)) return isnan(got);
     if (isinf(want)) return got == want;
     return fabs(got - want) <= tol;
@@ -347,7 +347,7 @@ static bool close_to(double got, double want, double tol) {
 
 /* Compares out (downloaded here) at the n positions idx[i] (NULL: 0..n-1) with want[i]; prints
  * one line for the case and the first few mismatches. */
-static void compare_at(const char *name, Tensor *out, const size_t *idx, const double *want, const double *mag,
+static inline void compare_at(const char *name, Tensor *out, const size_t *idx, const double *want, const double *mag,
                        double terms, double rtol32, size_t n) {
     t_download(out);
     size_t bad = 0;
@@ -369,7 +369,7 @@ static void compare_at(const char *name, Tensor *out, const size_t *idx, const d
     CHECK(bad == 0);
 }
 
-static void compare(const char *name, Tensor *out, const double *want, const double *mag, double terms,
+static inline void compare(const char *name, Tensor *out, const double *want, const double *mag, double terms,
                     double rtol32) {
     compare_at(name, out, NULL, want, mag, terms, rtol32, out->n);
 }
@@ -394,7 +394,7 @@ static inline void check_host(const char *what, const Tensor *got, const double 
 }
 
 /* A case name, printf style (static storage, one at a time). */
-static const char *casename(const char *fmt, ...) {
+static inline const char *casename(const char *fmt, ...) {
     static char buf[256];
     va_list ap;
     va_start(ap, fmt);

@@ -308,20 +308,15 @@ static void test_refusal(TlrtModule *m, const Refusal *r, bool fused) {
 int main(void) {
     int st = emu_test_begin("test_concat_place", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)compare_at, (void)compare, (void)cdiv, (void)std_launch, (void)std_unload_all, (void)std_kernel;
-    (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/concat_place.tir";
-    TlrtModule *mods[2] = {load_graphs(rel, "concat_place", true), load_graphs(rel, "concat_place", false)};
+    GraphPair g = graph_pair_load(rel, "concat_place");
+    TlrtModule *mods[2] = {g.fused, g.unfused};
     for (int f = 0; f < 2 && mods[0] && mods[1]; f++) {
         test_dense(mods[f], !f);
         test_spatial(mods[f], !f);
         for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) test_refusal(mods[f], &refusals[i], !f);
     }
-    for (int f = 0; f < 2; f++)
-        if (mods[f]) tlrt_module_unload(mods[f]);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    graph_pair_unload(&g);
+    return emu_test_end();
 }

@@ -187,7 +187,6 @@ static void run_conv(int R, int C, int K, int H, int W, bool specialized) {
 int main(void) {
     int early = emu_test_begin("test_dot_fma", "tl_emu_mma");
     if (early >= 0) return early;
-    (void)compare, (void)bcast_strides; /* std_util.h helpers this test does not need */
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     /*                M   N   K  trans warps stages BK  ptr */
     run_gemm((GemmCase){70, 45, 50, false, 4, 3, 16, false});
@@ -203,7 +202,5 @@ int main(void) {
     run_conv(1, 16, 48, 2, 8, false); /* x's H stride 8 fails div16 */
     run_conv(1, 16, 48, 2, 16, true);
     std_unload_all();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

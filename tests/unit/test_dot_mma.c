@@ -204,7 +204,6 @@ static void run_conv(Dt dt) {
 int main(void) {
     int early = emu_test_begin("test_dot_mma", "tl_emu_mma");
     if (early >= 0) return early;
-    (void)compare, (void)bcast_strides; /* std_util.h helpers this test does not need */
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     /*               dt    tf32   M   N   K  trans_a warps ptr  BM BN BK trans_b */
     /* warp grids (dot_mma_plan): 128x128 on 4 warps is 2x2 (64x64 per warp), on 8 warps 4x2;
@@ -240,7 +239,5 @@ int main(void) {
     run_conv(BF16);
     run_conv(F32);
     std_unload_all();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

@@ -575,7 +575,5 @@ int main(void) {
     test_gemms();
     test_written_engines();
     test_group_in_flight();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

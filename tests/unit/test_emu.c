@@ -503,7 +503,5 @@ int main(void) {
     test_tile_faults();
     test_row_sum();
     test_conv_speed();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

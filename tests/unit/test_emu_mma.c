@@ -439,7 +439,6 @@ static void test_cp_async(bool reverse) {
 }
 
 int main(void) {
-    (void)compile_tile; /* emu_util.h's; these kernels are C */
     int early = emu_test_begin("test_emu_mma", "tl_emu_mma");
     if (early >= 0) return early;
     char so[128], cmd[768];

@@ -250,11 +250,8 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
-    (void)compile_tile; /* emu_util.h's; this test needs the no_fuse/no_fold_bn options */
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     test_module("tests/unit/Inputs/fusion.tir", "fusion", cases, (int)(sizeof cases / sizeof *cases));
     test_module("examples/resnet_block.tile", "resnet", &resnet, 1);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

@@ -271,16 +271,11 @@ static const Case cases[] = {
 int main(void) {
     int st = emu_test_begin("test_fusion_prologue", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)casename, (void)compare, (void)cdiv, (void)std_launch, (void)std_unload_all;
-    (void)std_kernel, (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/prologue.tile";
     TlrtModule *f = load_graphs(rel, "prologue", true), *u = load_graphs(rel, "prologue", false);
     for (size_t i = 0; f && u && i < sizeof cases / sizeof *cases; i++) test_case(f, u, &cases[i]);
     if (f) tlrt_module_unload(f);
     if (u) tlrt_module_unload(u);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

@@ -186,14 +186,9 @@ static const RowCase pooled_out = {"pooled_out", F32, MEAN, W_KC, true, 1, false
 int main(void) {
     int st = emu_test_begin("test_fusion_row", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)casename, (void)compare, (void)cdiv, (void)std_launch, (void)std_unload_all;
-    (void)std_kernel, (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     test_module("examples/head.tile", "head", head, (int)(sizeof head / sizeof *head));
     test_module("tests/unit/Inputs/row_fusion.tile", "rows", variants, (int)(sizeof variants / sizeof *variants));
     test_module("tests/unit/Inputs/row_fusion_out.tir", "out", &pooled_out, 1);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

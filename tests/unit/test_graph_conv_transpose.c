@@ -139,18 +139,12 @@ static const CtCase cases[] = {
 int main(void) {
     int st = emu_test_begin("test_graph_conv_transpose", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)compare_at, (void)cdiv, (void)std_launch, (void)std_unload_all, (void)std_kernel;
-    (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/conv_transpose.tile";
-    TlrtModule *mods[2] = {load_graphs(rel, "conv_transpose", true), load_graphs(rel, "conv_transpose", false)};
-    CHECK(mods[0] && mods[1]);
+    GraphPair g = graph_pair_load(rel, "conv_transpose");
+    TlrtModule *mods[2] = {g.fused, g.unfused};
     for (int f = 0; f < 2 && mods[0] && mods[1]; f++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) test_case(mods[f], &cases[i], !f);
-    for (int f = 0; f < 2; f++)
-        if (mods[f]) tlrt_module_unload(mods[f]);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    graph_pair_unload(&g);
+    return emu_test_end();
 }

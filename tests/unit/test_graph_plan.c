@@ -510,7 +510,5 @@ int main(void) {
         fprintf(stderr, "resnet module: %s\n", so ? tlrt_last_error(ctx) : "did not compile");
         CHECK(false);
     }
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

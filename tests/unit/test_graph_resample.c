@@ -257,20 +257,15 @@ static const DeconvCase deconv_cases[] = {
 int main(void) {
     int st = emu_test_begin("test_graph_resample", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)compare_at, (void)cdiv, (void)std_launch, (void)std_unload_all, (void)std_kernel;
-    (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/resample.tile";
-    TlrtModule *mods[2] = {load_graphs(rel, "resample", true), load_graphs(rel, "resample", false)};
+    GraphPair g = graph_pair_load(rel, "resample");
+    TlrtModule *mods[2] = {g.fused, g.unfused};
     for (int f = 0; f < 2 && mods[0] && mods[1]; f++) {
         for (size_t i = 0; i < sizeof resize_cases / sizeof *resize_cases; i++) test_resize(mods[f], &resize_cases[i], !f);
         for (size_t i = 0; i < sizeof deconv_cases / sizeof *deconv_cases; i++) test_deconv(mods[f], &deconv_cases[i], !f);
         for (size_t i = 0; i < sizeof pad_cases / sizeof *pad_cases; i++) test_pad(mods[f], &pad_cases[i], !f);
     }
-    for (int f = 0; f < 2; f++)
-        if (mods[f]) tlrt_module_unload(mods[f]);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    graph_pair_unload(&g);
+    return emu_test_end();
 }

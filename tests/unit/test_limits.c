@@ -266,7 +266,5 @@ int main(void) {
     }
     if (so) test_bad_modules(so);
     test_sizes();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

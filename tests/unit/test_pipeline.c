@@ -296,7 +296,5 @@ int main(void) {
     test_hand_swizzled("bf16", "{row_pad = 8}", "{swizzle = [8, 1, 2]}");
     rel_tol = 1e-5;
     test_broken_wait();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

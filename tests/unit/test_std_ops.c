@@ -765,7 +765,5 @@ int main(void) {
     printf("%d kernels compiled in %.1f s; %.1f s in all\n", std_nmodules, std_compile_seconds,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
     std_unload_all();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

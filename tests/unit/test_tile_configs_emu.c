@@ -194,7 +194,6 @@ static void run_conv_nhwc(const TileConfig *c, Dt dt, bool aligned) {
 int main(void) {
     int early = emu_test_begin("test_tile_configs_emu", "tl_emu_mma");
     if (early >= 0) return early;
-    (void)bcast_strides, (void)std_kernel; /* std_util.h helpers this test does not need */
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     for (int i = 0; i < tile_config_count(); i++) {
         const TileConfig *c = tile_config_at(i);
@@ -207,7 +206,5 @@ int main(void) {
         }
     }
     std_unload_all();
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }
