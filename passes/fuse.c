@@ -67,6 +67,11 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (f->row[f->anchor[pi]])
         return arena_printf(a, "kernel %d is a row chain (one CTA per row) that ends at its store", f->group[pi]);
     if (c->kind == OP_G_RESHAPE) return arena_printf(a, "reshape is a view of %s, which must be in DRAM", graph_value_name(a, r));
+    /* A concat is placed, not computed: each operand's producer (or a copy) writes its slice of one buffer
+     * (lower/graph_plan_place.c), so no one store of the joined tensor exists to splice c into. */
+    if (f->ops[f->store[f->anchor[pi]]]->kind == OP_G_CONCAT)
+        return arena_printf(a, "concat has no store of its own to apply %s at: each of its operands is written into its "
+                            "slice of one buffer, by the operand's producer or by a copy", short_name(c));
     /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
      * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
      * chain that starts at a reduce over the trailing axes is made one kernel per row (row_chain.h). */
@@ -75,6 +80,9 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
                             "compute (row chains start at a reduce over the trailing axes, docs/passes/fuse.md)",
                             short_name(c), graph_value_name(a, r));
+    if (!graph_op_is_pointwise(c) && graph_op_imap(c->kind) == GRAPH_IMAP_GATHER)
+        return arena_printf(a, "%s is not pointwise: its elements are gathered from other positions of %s", short_name(c),
+                            graph_value_name(a, r));
     if (!graph_op_is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
                             graph_value_name(a, r));
@@ -95,10 +103,6 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     }
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
-        if (s != r && k->kind == OP_G_CONCAT)
-            return arena_printf(a, "its other operand %s would be read at each slice's offset, and concat (the first op "
-                                "of kernel %d) writes its slices in launches of their own",
-                                graph_value_name(a, s), f->group[an]);
         if (s != r && !graph_side_fits(k, c, s))
             return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
