@@ -239,6 +239,12 @@ static bool read_arg(Sema *s, GraphBuilder *g, const GraphOp *op, const GraphPar
     case GP_BOOL: return bool_value(s, e, w, &v->b);
     case GP_IDENT: return (v->id = ident_value(s, e, w, graph_names(p->names, NO_OP))) != NULL;
     case GP_DIMS: return true; /* reshape reads its dims: symbols are the builder's */
+    case GP_TENSORS:
+        if (e->kind != AST_LIST || e->nargs < 1) {
+            diag_error(s->d, e->loc, "%s must be a list of tensors such as [a, b]", w);
+            return false;
+        }
+        return true; /* the handler reads the tensors */
     }
     return false;
 }
@@ -468,6 +474,72 @@ static Value *op_conv_transpose(Sema *s, GraphBuilder *g, const Ast *call, const
 static Value *op_where(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
     (void)s, (void)op;
     return gb_where(g, call->loc, v[0].t, v[1].t, v[2].t);
+}
+
+/* concat([a, b, ...], axis): torch.cat; the builder checks ranks and dims. */
+static Value *op_concat(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)op;
+    const Ast *l = v[0].ast;
+    if (l->nargs > GB_CONCAT_MAX) {
+        diag_error(s->d, l->loc, "'concat' joins at most %d tensors, got %d", GB_CONCAT_MAX, l->nargs);
+        return NULL;
+    }
+    Value **xs = arena_alloc(s->tmp, (size_t)l->nargs * sizeof *xs);
+    bool ok = true;
+    for (int i = 0; i < l->nargs; i++) {
+        const Ast *e = l->args[i];
+        if (e && sema_graph_const(s, e)) {
+            diag_error(s->d, e->loc, "'concat' joins tensors, not numbers %s", NUMBER_HINT);
+            ok = false;
+            continue;
+        }
+        ok &= e && (xs[i] = sema_graph_expr(s, g, e)) != NULL;
+    }
+    return ok ? gb_concat(g, call->loc, xs, l->nargs, v[1].i[0]) : NULL;
+}
+
+/* transpose(x, perm): result dim i is x's dim perm[i] (torch.permute, ONNX's Transpose). */
+static Value *op_transpose(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    (void)s, (void)op;
+    return gb_transpose(g, call->loc, v[0].t, v[1].i, v[1].n);
+}
+
+/* slice(x, starts, ends, axes, steps): ONNX's Slice (numpy's x[start:end:step] along each of axes, bounds
+ * counted from the end when negative and clamped to the dim); the sliced dims must be literals. */
+static Value *op_slice(Sema *s, GraphBuilder *g, const Ast *call, const GraphOp *op, const GVal *v) {
+    const GraphParam *ps[GMAXP];
+    op_params(op, ps);
+    const Type *t = v[0].t->type;
+    int n = v[1].n, rank = t->rank;
+    for (int k = 2; k <= 4; k++)
+        if (v[k].given && v[k].n != n) {
+            diag_error(s->d, v[k].ast->loc, "%s must have as many values as 'starts' (%d), got %d", what(s, op, ps[k]),
+                       n, v[k].n);
+            return NULL;
+        }
+    int64_t st[8], sp[8], sz[8];
+    for (int i = 0; i < rank && i < 8; i++) st[i] = 0, sp[i] = 1, sz[i] = -1;
+    for (int i = 0; i < n; i++) {
+        int a = v[3].given ? v[3].i[i] : i, step = v[4].given ? v[4].i[i] : 1;
+        const Ast *at = v[3].given ? v[3].ast : v[1].ast;
+        if (a < -rank || a >= rank || sz[a < 0 ? a + rank : a] != -1) {
+            diag_error(s->d, at->loc, "%s: axis %d is out of range or repeated for %s", what(s, op, ps[3]), a,
+                       sema_tstr(s, t));
+            return NULL;
+        }
+        if (a < 0) a += rank;
+        if (step == 0) {
+            diag_error(s->d, v[4].ast->loc, "%s must not be 0", what(s, op, ps[4]));
+            return NULL;
+        }
+        if (t->sym && t->sym[a]) {
+            diag_error(s->d, at->loc, "'slice' needs a literal dim %d, but %s has a symbol there", a, sema_tstr(s, t));
+            return NULL;
+        }
+        sz[a] = graph_slice_count(t->dims[a], v[1].i[i], v[2].i[i], step, &st[a]);
+        sp[a] = step;
+    }
+    return gb_slice(g, call->loc, v[0].t, st, sp, sz, rank);
 }
 
 /* The ops of .tile graphs: ir/graph_ops.def's GRAPH_SRC rows, then the one-tensor unary kinds (SRC = 1). */

@@ -91,6 +91,10 @@ Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int 
  * j of it x's element starts[i] + j * steps[i] along dim i, which must lie inside a literal dim of x. */
 Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
                 const int64_t *sizes, int n);
+/* ONNX's Slice bounds (numpy's, for a step of either sign) on a dim of d >= 0 elements: start and end count
+ * from the end when negative and are clamped to the dim, step != 0. Returns how many elements [start, end)
+ * by step selects (0 when none) and sets *first to the first one's index. */
+int64_t graph_slice_count(int64_t d, int64_t start, int64_t end, int64_t step, int64_t *first);
 
 /* x resized along its last two dims (rank 2..4; the dims before them are kept): graph.resize. scale[i]
  * (> 0) is the scale of the coordinate transform along dim rank-2+i (ONNX's given scale, or out/in when

@@ -81,6 +81,21 @@ Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, co
     return op->results;
 }
 
+int64_t graph_slice_count(int64_t d, int64_t start, int64_t end, int64_t step, int64_t *first) {
+    if (start < 0) start += d;
+    if (end < 0) end += d;
+    if (step > 0) {
+        start = start < 0 ? 0 : start > d ? d : start;
+        end = end < 0 ? 0 : end > d ? d : end;
+    } else {
+        start = start < 0 ? 0 : start > d - 1 ? d - 1 : start;
+        end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
+    }
+    *first = start;
+    int64_t n = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+    return n > 0 ? n : 0;
+}
+
 Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const int64_t *before, const int64_t *after,
               double value) {
     if (!gb_operands_of(g, loc, "pad", OP_G_PAD, -1, &x, 1)) return NULL;

@@ -114,7 +114,8 @@ const GraphAttr *graph_attr_rows(int *n);
 const GraphAttr *graph_attr_find(OpKind op, const char *name);
 
 typedef enum GraphParamKind {
-    GP_TENSOR, GP_TENSOR_NUM /* a tensor or a compile-time number */, GP_INT, GP_PAIR, GP_PAD, GP_FLOAT, GP_BOOL, GP_INTS, GP_FLOATS, GP_IDENT, GP_DIMS
+    GP_TENSOR, GP_TENSOR_NUM /* a tensor or a compile-time number */, GP_INT, GP_PAIR, GP_PAD, GP_FLOAT, GP_BOOL, GP_INTS, GP_FLOATS, GP_IDENT, GP_DIMS,
+    GP_TENSORS /* a list of tensors [a, b, ...] */
 } GraphParamKind;
 
 /* A GRAPH_PARAM row: parameter `name` of the .tile graph op `src` (SPEC 9). */

@@ -5,22 +5,6 @@
 #include <string.h>
 #include "onnx_internal.h"
 
-/* The number of elements of [start, end) by step after ONNX's clamping to a dim of d; *s the first. */
-static int64_t slice_count(int64_t d, int64_t start, int64_t end, int64_t step, int64_t *s) {
-    if (start < 0) start += d;
-    if (end < 0) end += d;
-    if (step > 0) {
-        start = start < 0 ? 0 : start > d ? d : start;
-        end = end < 0 ? 0 : end > d ? d : end;
-    } else {
-        start = start < 0 ? 0 : start > d - 1 ? d - 1 : start;
-        end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
-    }
-    *s = start;
-    int64_t n = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
-    return n > 0 ? n : 0;
-}
-
 /* A 1-D folded integer constant sliced along its one axis. */
 static void fold_slice(OnnxImport *x, const OnnxTensor *t, int64_t s, int64_t n, int64_t step) {
     OnnxTensor c;
@@ -85,7 +69,7 @@ void ox_op_slice(OnnxImport *x) {
             ox_error(x, "unsupported shape: Slice of symbolic dim %lld", (long long)a);
             return;
         }
-        sz[a] = slice_count(d, starts[i], ends[i], steps[i], &st[a]);
+        sz[a] = graph_slice_count(d, starts[i], ends[i], steps[i], &st[a]);
         sp[a] = steps[i];
         if (sz[a] == 0) {
             ox_error(x, "unsupported shape: Slice to an empty tensor");
