@@ -380,8 +380,8 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
             }
             gb_make_dim(g, e, &probe);
             d[i] = probe;
-        } else if (!dims || dims[i] < 1) {
-            gb_error(g, loc, "reshape: dim %d must be at least 1, got %lld", i, dims ? (long long)dims[i] : 0LL);
+        } else if (!dims || dims[i] < 0) {
+            gb_error(g, loc, "reshape: dim %d cannot be negative, got %lld", i, dims ? (long long)dims[i] : 0LL);
             return NULL;
         } else {
             d[i] = (GbDim){.lit = dims[i]};
