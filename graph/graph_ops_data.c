@@ -113,6 +113,10 @@ Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const in
             gb_error(g, loc, "pad: dim %d of %s is padded, so it must be a literal", i, T(x));
             return NULL;
         }
+        if (mode != GRAPH_PAD_CONSTANT && d == 0) { /* reflect and edge copy elements of the dim: it has none */
+            gb_error(g, loc, "pad: dim %d of %s is empty, so only a constant pad can pad it", i, T(x));
+            return NULL;
+        }
         if (mode == GRAPH_PAD_REFLECT && (b[i] >= d || e[i] >= d)) {
             gb_error(g, loc, "pad: a reflection of dim %d of %s needs pads smaller than %lld, got %d and %d", i, T(x),
                      (long long)d, b[i], e[i]);
