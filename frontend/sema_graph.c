@@ -200,8 +200,8 @@ static const Type *tensor_type(Sema *s, const AstType *t, const char *what) {
             diag_error(s->d, d ? d->loc : t->loc, "a tensor dimension must be an integer or a name");
             return NULL;
         }
-        if (dims[i] < 1) {
-            diag_error(s->d, d->loc, "a tensor dimension must be at least 1, got %lld", (long long)dims[i]);
+        if (dims[i] < 0) { /* 0 is an empty tensor (SPEC 9) */
+            diag_error(s->d, d->loc, "a tensor dimension cannot be negative, got %lld", (long long)dims[i]);
             return NULL;
         }
     }

@@ -84,8 +84,8 @@ const Type *sema_resolve_type(Sema *s, const AstType *t) {
             sym[i] = NULL;
             dims[i] = -1;
             if (dim && dim->kind == AST_INT) {
-                if (dim->ival < 1) {
-                    diag_error(s->d, dim->loc, "tensor dimension must be at least 1, got %lld", (long long)dim->ival);
+                if (dim->ival < 0) { /* 0 is an empty tensor */
+                    diag_error(s->d, dim->loc, "tensor dimension cannot be negative, got %lld", (long long)dim->ival);
                     return NULL;
                 }
                 dims[i] = dim->ival;

@@ -85,7 +85,7 @@ bool gb_make_dim(GraphBuilder *g, const ShapeExpr *e, GbDim *out) {
     *out = (GbDim){0};
     if (sx_is_int(s, &v) || sx_is_int(full, &v)) {
         out->lit = v;
-        return v >= 1;
+        return v >= 0;
     }
     if (sx_is_sym(s) || sx_is_sym(full)) {
         out->sym = arena_strdup(g->m->arena, sx_is_sym(s) ? s->sym : full->sym);
@@ -156,9 +156,14 @@ const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const
         gb_error(g, loc, "internal error: the shape rule of %s does not apply to its operands", ir_op_info[kind].name);
         return NULL;
     }
+    /* A result dim of 0 comes only from an empty operand (a literal 0 dim): from non-empty ones it is a
+     * window that does not fit (a conv kernel wider than its padded input), which is refused. */
+    bool empty = false;
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < types[i]->rank; d++) empty |= !(types[i]->sym && types[i]->sym[d]) && types[i]->dims[d] == 0;
     GbDim dims[8];
     for (int i = 0; i < out.rank; i++)
-        if (!gb_make_dim(g, out.dims[i], &dims[i])) {
+        if (!gb_make_dim(g, out.dims[i], &dims[i]) || (!dims[i].sym && dims[i].lit == 0 && !empty)) {
             if (bad) {
                 *bad = i;
                 *bad_lit = dims[i].lit;
@@ -279,8 +284,8 @@ Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const 
             s[i] = arena_strdup(g->m->arena, sym);
             d[i] = -1;
             if (!is_arg_sym(g, sym)) ptrvec_push(&g->arg_syms, arena_strdup(g->tmp, sym));
-        } else if (!dims || dims[i] < 1) {
-            gb_error(g, loc, "graph argument '%s': dim %d must be at least 1, got %lld", name, i,
+        } else if (!dims || dims[i] < 0) {
+            gb_error(g, loc, "graph argument '%s': dim %d cannot be negative, got %lld", name, i,
                      dims ? (long long)dims[i] : 0LL);
             return NULL;
         } else {

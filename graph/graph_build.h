@@ -27,8 +27,8 @@ typedef struct GraphBuilder GraphBuilder;
  * of memory. */
 GraphBuilder *gb_begin(IrModule *m, DiagEngine *d, const char *name, SrcLoc loc);
 
-/* Adds an argument: `elem` f32/f16/bf16, i32/i64 or i1 (bool), rank 0..8, per dim a literal (dims[i] > 0, syms[i] NULL) or a
- * symbol (syms[i] a name; dims[i] ignored). is_param marks a weight (the `params` attribute). Names must
+/* Adds an argument: `elem` f32/f16/bf16, i32/i64 or i1 (bool), rank 0..8, per dim a literal (dims[i] >= 0, syms[i] NULL;
+ * 0 makes an empty tensor) or a symbol (syms[i] a name; dims[i] ignored). is_param marks a weight (the `params` attribute). Names must
  * be identifiers, unique in the graph (error otherwise). */
 Value *gb_arg(GraphBuilder *g, const char *name, TypeKind elem, int rank, const int64_t *dims,
               const char *const *syms, bool is_param, SrcLoc loc);
@@ -74,7 +74,7 @@ typedef struct GbPool {
     bool ceil_mode, count_include_pad;
 } GbPool;
 Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a);
-/* A view with the same element count: dims[i] a literal > 0 or syms[i] a symbol name, as in gb_arg. */
+/* A view with the same element count: dims[i] a literal >= 0 or syms[i] a symbol name, as in gb_arg. */
 Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t *dims, const char *const *syms);
 /* Flattens dims [0, axis) and [axis, rank) into a rank-2 view (ONNX Flatten). */
 Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis);
@@ -88,7 +88,8 @@ Value *gb_concat(GraphBuilder *g, SrcLoc loc, Value **xs, int n, int axis);
 Value *gb_transpose(GraphBuilder *g, SrcLoc loc, Value *x, const int *perm, int n);
 
 /* x sliced: result dim i has sizes[i] elements (sizes[i] = -1: all of x's dim i, start 0, step 1), element
- * j of it x's element starts[i] + j * steps[i] along dim i, which must lie inside a literal dim of x. */
+ * j of it x's element starts[i] + j * steps[i] along dim i, which must lie inside a literal dim of x.
+ * sizes[i] = 0 is an empty slice (any step but 0, a start from 0 to the dim; recorded as start 0, step 1). */
 Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, const int64_t *steps,
                 const int64_t *sizes, int n);
 /* ONNX's Slice bounds (numpy's, for a step of either sign) on a dim of d >= 0 elements: start and end count

@@ -314,6 +314,12 @@ Value *gb_pool(GraphBuilder *g, SrcLoc loc, Value *x, const GbPool *a) {
                      name, a->padding[i], (long long)extent);
             return NULL;
         }
+        const ShapeExpr *in = gb_dim(g, x->type, 2 + i % 2);
+        if (in->kind == SX_INT && in->v == 0 && a->padding[i] > 0) { /* every window would be padding only */
+            gb_error(g, loc, "%s: the %s of %s is empty, so it cannot be padded (a window would hold only padding)",
+                     name, i % 2 ? "width" : "height", T(x));
+            return NULL;
+        }
     }
     GbAttrs at = {0};
     gb_attr(&at, "kind", ir_attr_string(g->m, graph_kind(a->max ? GK_MAXPOOL : GK_AVGPOOL)->name));
@@ -380,8 +386,8 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
             }
             gb_make_dim(g, e, &probe);
             d[i] = probe;
-        } else if (!dims || dims[i] < 1) {
-            gb_error(g, loc, "reshape: dim %d must be at least 1, got %lld", i, dims ? (long long)dims[i] : 0LL);
+        } else if (!dims || dims[i] < 0) {
+            gb_error(g, loc, "reshape: dim %d cannot be negative, got %lld", i, dims ? (long long)dims[i] : 0LL);
             return NULL;
         } else {
             d[i] = (GbDim){.lit = dims[i]};

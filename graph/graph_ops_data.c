@@ -66,6 +66,12 @@ Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, co
             continue;
         }
         int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
+        if (sizes[i] == 0 && steps[i] != 0 && starts[i] >= 0 && (d < 0 || starts[i] <= d)) {
+            /* an empty slice: no element is read, so it is recorded from 0 by 1 whatever was asked */
+            dims[i] = (GbDim){.lit = 0};
+            st[i] = 0, sp[i] = 1;
+            continue;
+        }
         int64_t last = starts[i] + (sizes[i] - 1) * steps[i];
         if (d < 0 || sizes[i] < 1 || steps[i] == 0 || starts[i] < 0 || starts[i] >= d || last < 0 || last >= d) {
             gb_error(g, loc, "slice: %lld elements from %lld by %lld do not lie inside dim %d of %s", (long long)sizes[i],
@@ -120,6 +126,10 @@ Value *gb_pad(GraphBuilder *g, SrcLoc loc, Value *x, GraphPadMode mode, const in
         int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
         if (d < 0) {
             gb_error(g, loc, "pad: dim %d of %s is padded, so it must be a literal", i, T(x));
+            return NULL;
+        }
+        if (mode != GRAPH_PAD_CONSTANT && d == 0) { /* reflect and edge copy elements of the dim: it has none */
+            gb_error(g, loc, "pad: dim %d of %s is empty, so only a constant pad can pad it", i, T(x));
             return NULL;
         }
         if (mode == GRAPH_PAD_REFLECT && (b[i] >= d || e[i] >= d)) {

@@ -41,7 +41,7 @@ Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a) {
             gb_make_dim(g, sx_simplify(g->tmp, sx_bin(g->tmp, SX_MUL, in, lit(g, (int64_t)s))), &dims[d]);
             continue;
         }
-        if (out < 1 || out > INT32_MAX) {
+        if (out < (in->kind == SX_INT && in->v == 0 ? 0 : 1) || out > INT32_MAX) { /* empty from empty only */
             gb_error(g, loc, "resize: the output dim %d of %s would be %lld (scale %g)", d, T(x), (long long)out, s);
             return NULL;
         }
@@ -105,6 +105,14 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
         gb_error(g, loc, "%s: %s has %s input channels, not a multiple of groups %d", name, T(x), gb_dim_text(g, C),
                  a->groups);
         return NULL;
+    }
+    for (int i = 0; i < nsp; i++) { /* the output size formula counts from the last input element */
+        const ShapeExpr *in = gb_dim(g, x->type, 2 + i);
+        if (in->kind == SX_INT && in->v == 0) {
+            gb_error(g, loc, "%s: the %s of %s is empty: a transposed convolution needs input elements", name,
+                     spatial_name(nsp, i), T(x));
+            return NULL;
+        }
     }
     const ShapeExpr *K = sx_simplify(g->tmp, sx_bin(g->tmp, SX_MUL, KG, lit(g, a->groups)));
     if (bias && !gb_require_equal(g, gb_dim(g, bias->type, 0), K)) {

@@ -98,8 +98,6 @@ static Value *param_value(OnnxImport *x, const OnnxConst *c, ArgNames *names) {
     if (!ox_elem_kind(c->t.dtype, &k))
         return ox_error(x, "unsupported dtype: %s (%s operand '%s')", onnx_dtype_describe(c->t.dtype, buf, sizeof buf),
                         x->op ? x->op : "graph", c->onnx_name);
-    for (int i = 0; i < c->t.rank; i++)
-        if (c->t.dims[i] == 0) return ox_error(x, "unsupported shape: empty tensor '%s'", c->onnx_name);
     const char *name = arg_name(x, c->onnx_name, &names->onnx, &names->sane);
     if (!name) return NULL;
     /* Plans have no rank-0 tensors: a scalar is a [1] (it broadcasts the same way). */
@@ -323,7 +321,7 @@ static bool add_input(OnnxImport *x, const Onnx__ValueInfoProto *vi) {
         dims[i] = 0;
         syms[i] = NULL;
         if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-            if (dm->dim_value <= 0)
+            if (dm->dim_value < 0) /* 0: an empty tensor */
                 return ox_fail(x, "unsupported shape: graph input '%s' dim %d is %lld", vi->name, i,
                                 (long long)dm->dim_value);
             dims[i] = dm->dim_value;

@@ -795,9 +795,9 @@ static void op_reshape(OnnxImport *x) {
             src[i] = i;
             copied[i] = true;
             if (in[i] >= 0) out_lit *= in[i];
-        } else if (shape[i] == 0) {
-            ox_error(x, "unsupported shape: Reshape to an empty tensor");
-            return;
+        } else if (shape[i] == 0) { /* allowzero: a dim of 0 (an empty tensor) */
+            dims[i] = 0;
+            out_lit = 0;
         } else if (shape[i] == -1 && infer < 0) {
             infer = i;
         } else if (shape[i] < 1 || shape[i] > ((int64_t)1 << 40)) {
@@ -824,7 +824,7 @@ static void op_reshape(OnnxImport *x) {
             src[infer] = sym_at;
         } else {
             ox_error(x, "unsupported shape: Reshape cannot infer its -1 dim (%s)",
-                     nsym ? "symbolic input dims" : "element counts differ");
+                     nsym ? "symbolic input dims" : out_lit == 0 ? "the other dims hold no element" : "element counts differ");
             return;
         }
     }

@@ -71,10 +71,7 @@ void ox_op_slice(OnnxImport *x) {
         }
         sz[a] = graph_slice_count(d, starts[i], ends[i], steps[i], &st[a]);
         sp[a] = steps[i];
-        if (sz[a] == 0) {
-            ox_error(x, "unsupported shape: Slice to an empty tensor");
-            return;
-        }
+        if (sz[a] == 0) st[a] = 0, sp[a] = 1; /* an empty slice (a start past the end): reads nothing */
     }
     if (t) {
         if (r != 1) {
@@ -130,15 +127,8 @@ void ox_op_split(OnnxImport *x) {
     }
     int64_t st[ONNX_MAX_RANK], sp[ONNX_MAX_RANK], sz[ONNX_MAX_RANK], at = 0;
     for (int i = 0; i < r; i++) st[i] = 0, sp[i] = 1, sz[i] = -1;
-    for (int i = 0; i < nout; i++) {
-        if (split[i] == 0) {
-            if (ox_output_used(x, i)) {
-                ox_error(x, "unsupported shape: Split to an empty tensor");
-                return;
-            }
-            continue;
-        }
-        st[axis] = at, sz[axis] = split[i];
+    for (int i = 0; i < nout; i++) { /* a part of 0 is an empty tensor */
+        st[axis] = split[i] ? at : 0, sz[axis] = split[i];
         at += split[i];
         if (ox_output_used(x, i)) ox_set_output(x, i, gb_slice(x->g, x->loc, v, st, sp, sz, r));
     }

@@ -2,7 +2,7 @@
  * Running is in plan_run.c, the shapes in plan_shape.c, the text in plan_parse.c.
  *
  * Binding checks what it can see alone: the name and its kind (param or input), the rank, every dim
- * >= 1, literal dims, and that a symbol takes one value across the params (binding a param) or
+ * >= 0 (0: an empty tensor), literal dims, and that a symbol takes one value across the params (binding a param) or
  * across the params and this input (binding an input). Inputs are not checked against each other
  * here: they are rebound one at a time between runs (a new batch size), so a stale one may still
  * disagree; tlrt_plan_run checks all of it. Unknown names are TLRT_ERR_NOT_FOUND (as an unknown
@@ -215,8 +215,8 @@ static TlrtStatus check_binding(TlrtPlan *p, const char *call, const char *name,
     int64_t n = 1, b;
     for (int d = 0; d < rank; d++) {
         int64_t lit;
-        if (sizes[d] < 1)
-            return plan_fail(p, TLRT_ERR_ARGS, call, "%s %s: dim %d is %" PRId64 " (dims must be >= 1)", kname, name, d, sizes[d]);
+        if (sizes[d] < 0)
+            return plan_fail(p, TLRT_ERR_ARGS, call, "%s %s: dim %d is %" PRId64 " (dims must be >= 0)", kname, name, d, sizes[d]);
         if (rt_expr_is_const(&pt->dims[d], &lit) && lit != sizes[d])
             return plan_fail(p, TLRT_ERR_ARGS, call, "%s %s: dim %d is %" PRId64 ", the plan declares %" PRId64 " (%s)", kname, name, d,
                              sizes[d], lit, pt->dims_text);
@@ -252,7 +252,7 @@ TlrtStatus tlrt_plan_bind_param(TlrtPlan *p, const char *name, const void *host,
     size_t bytes;
     TlrtStatus st = check_binding(p, call, name, RT_PLAN_PARAM, rank, sizes, &t, &bytes);
     if (st) return st;
-    if (!host) return plan_fail(p, TLRT_ERR_INVALID, call, "param %s: host is NULL", name);
+    if (!host && bytes) return plan_fail(p, TLRT_ERR_INVALID, call, "param %s: host is NULL", name); /* empty: may be NULL */
     void *dev = NULL;
     if ((st = tlrt_malloc(p->ctx, bytes, &dev)) || (st = tlrt_memcpy_htod(p->ctx, dev, host, bytes))) {
         char why[sizeof p->ctx->err];
@@ -280,7 +280,7 @@ TlrtStatus tlrt_plan_bind_input(TlrtPlan *p, const char *name, const TlrtView *v
     size_t bytes;
     TlrtStatus st = check_binding(p, call, name, RT_PLAN_INPUT, view->rank, view->sizes, &t, &bytes);
     if (st) return st;
-    if (!view->data) return plan_fail(p, TLRT_ERR_INVALID, call, "input %s: view->data is NULL", name);
+    if (!view->data && bytes) return plan_fail(p, TLRT_ERR_INVALID, call, "input %s: view->data is NULL", name); /* empty: may be NULL */
     RtPlanBinding *b = &p->bind[t];
     b->data = view->data;
     b->bound = true;
@@ -327,7 +327,7 @@ TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size
     if (st) return st;
     if (bytes != p->shapes[t].bytes)
         return plan_fail(p, TLRT_ERR_ARGS, call, "output %s has %zu bytes, %zu were asked for", name, p->shapes[t].bytes, bytes);
-    if (!host) return plan_fail(p, TLRT_ERR_INVALID, call, "output %s: host is NULL", name);
+    if (!host && bytes) return plan_fail(p, TLRT_ERR_INVALID, call, "output %s: host is NULL", name);
     if ((st = tlrt_synchronize(p->ctx))) return st;
     return tlrt_memcpy_dtoh(p->ctx, host, p->data[t], bytes);
 }

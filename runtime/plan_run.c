@@ -134,7 +134,9 @@ TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream) {
         case RT_PLAN_INPUT:
         case RT_PLAN_PARAM: p->data[t] = p->bind[t].data; break;
         case RT_PLAN_ALIAS: p->data[t] = p->data[pt->source]; break;
-        case RT_PLAN_WINDOW: p->data[t] = (char *)p->data[pt->source] + p->shapes[t].offset * pt->esize; break;
+        case RT_PLAN_WINDOW: /* an empty source has no memory (NULL): no offset on it */
+            p->data[t] = p->data[pt->source] ? (char *)p->data[pt->source] + p->shapes[t].offset * pt->esize : NULL;
+            break;
         case RT_PLAN_BUFFER:
         case RT_PLAN_PBUFFER: {
             size_t bytes = p->shapes[t].bytes;

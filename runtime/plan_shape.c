@@ -91,15 +91,15 @@ static bool window(const RtPlanDef *g, const RtPlanTensor *pt, const int64_t *va
 
 bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_t *vals, RtPlanShape *shapes, char *err,
                          size_t errlen) {
-    /* the bound tensors: present, dims >= 1 */
+    /* the bound tensors: present, dims >= 0 (0: an empty tensor) */
     for (int t = 0; t < g->ntensors; t++) {
         const RtPlanTensor *pt = &g->tensors[t];
         if (pt->kind != RT_PLAN_INPUT && pt->kind != RT_PLAN_PARAM) continue;
         if (!bound[t]) return sfail(g, err, errlen, "%s %s is not bound", kind_name(pt->kind), pt->name);
         memset(&shapes[t], 0, sizeof shapes[t]);
         for (int d = 0; d < pt->rank; d++) {
-            if (bound[t][d] < 1)
-                return sfail(g, err, errlen, "%s %s: dim %d is %" PRId64 " (dims must be >= 1)", kind_name(pt->kind), pt->name, d,
+            if (bound[t][d] < 0)
+                return sfail(g, err, errlen, "%s %s: dim %d is %" PRId64 " (dims must be >= 0)", kind_name(pt->kind), pt->name, d,
                              bound[t][d]);
             shapes[t].sizes[d] = bound[t][d];
         }
@@ -133,10 +133,10 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
         char what[160];
         snprintf(what, sizeof what, "def %s", ps->name);
         if (!eval(g, &ps->def, vals, what, &vals[s], err, errlen)) return false;
-        if (vals[s] < 1) {
+        if (vals[s] < 0) {
             char syms[256];
             rt_expr_describe_syms(&ps->def, g->syms, vals, syms, sizeof syms);
-            return sfail(g, err, errlen, "def %s = %s is %" PRId64 "%s%s: a dim must be >= 1", ps->name, ps->def.text, vals[s],
+            return sfail(g, err, errlen, "def %s = %s is %" PRId64 "%s%s: a dim must be >= 0", ps->name, ps->def.text, vals[s],
                          syms[0] ? " with " : "", syms);
         }
     }
@@ -181,10 +181,10 @@ bool rt_plan_eval_shapes(const RtPlanDef *g, const int64_t *const *bound, int64_
             snprintf(what, sizeof what, "%s %s: dim %d", kind_name(pt->kind), pt->name, d);
             int64_t v;
             if (!eval(g, &pt->dims[d], vals, what, &v, err, errlen)) return false;
-            if (v < 1) {
+            if (v < 0) {
                 char syms[256];
                 rt_expr_describe_syms(&pt->dims[d], g->syms, vals, syms, sizeof syms);
-                return sfail(g, err, errlen, "%s %s: dim %d = %s is %" PRId64 "%s%s: a dim must be >= 1", kind_name(pt->kind),
+                return sfail(g, err, errlen, "%s %s: dim %d = %s is %" PRId64 "%s%s: a dim must be >= 0", kind_name(pt->kind),
                              pt->name, d, pt->dims[d].text, v, syms[0] ? " with " : "", syms);
             }
             shapes[t].sizes[d] = v;
@@ -231,7 +231,7 @@ static bool build_view(const RtPlanDef *g, const char *what, const RtPlanArg *a,
         char w[400];
         snprintf(w, sizeof w, "%s: shape dim %d", what, j);
         if (!eval(g, &a->shape[j], vals, w, &want, err, errlen)) return false;
-        if (want < 1) return sfail(g, err, errlen, "%s: shape dim %d = %s is %" PRId64 ": a dim must be >= 1", what, j, a->shape[j].text, want);
+        if (want < 0) return sfail(g, err, errlen, "%s: shape dim %d = %s is %" PRId64 ": a dim must be >= 0", what, j, a->shape[j].text, want);
         v->sizes[j] = want;
         int k = j - lead;
         if (k < 0) {

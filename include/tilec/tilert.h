@@ -205,10 +205,12 @@ void tlrt_plan_destroy(TlrtPlan *p);
 int tlrt_plan_tensor_count(const TlrtPlan *p, int kind);
 TlrtStatus tlrt_plan_tensor_info(const TlrtPlan *p, int kind, int i, TlrtPlanTensorInfo *info);
 /* Copies a weight from host memory (contiguous, the plan's dtype) to the device; binds its symbols.
- * Binding a param again replaces it. */
+ * Binding a param again replaces it. Every size is >= 0; an empty tensor (a size 0) has no memory:
+ * host may then be NULL. */
 TlrtStatus tlrt_plan_bind_param(TlrtPlan *p, const char *name, const void *host, int rank, const int64_t *sizes);
 /* Binds an input for the next runs: device memory (tlrt_malloc) holding a contiguous tensor of the plan's
- * dtype with these sizes (view.strides are ignored: inputs are contiguous). The plan borrows it. */
+ * dtype with these sizes (view.strides are ignored: inputs are contiguous). The plan borrows it. Sizes
+ * are >= 0; an empty input's view.data may be NULL (tlrt_malloc of 0 bytes gives NULL). */
 TlrtStatus tlrt_plan_bind_input(TlrtPlan *p, const char *name, const TlrtView *view);
 /* Runs the plan on stream (NULL = default): evaluates the shapes, checks them, (re)allocates the buffers
  * and outputs whose sizes changed (they are kept across runs with unchanged shapes, so a steady-state run
@@ -218,10 +220,10 @@ TlrtStatus tlrt_plan_bind_input(TlrtPlan *p, const char *name, const TlrtView *v
  * tlrt_launch. docs/runtime.md has the capture rules. */
 TlrtStatus tlrt_plan_run(TlrtPlan *p, TlrtStream *stream);
 /* The output `name` of the last run: a device view (owned by the plan; valid until the next run or
- * destroy). TLRT_ERR_INVALID before the first successful run. */
+ * destroy; data is NULL when the output is empty). TLRT_ERR_INVALID before the first successful run. */
 TlrtStatus tlrt_plan_output(TlrtPlan *p, const char *name, TlrtView *out);
 /* Copies output `name` to host memory of `bytes` bytes (synchronising first); TLRT_ERR_ARGS when bytes
- * differs from the output's size. */
+ * differs from the output's size. An empty output copies nothing (host may be NULL). */
 TlrtStatus tlrt_plan_copy_output(TlrtPlan *p, const char *name, void *host, size_t bytes);
 /* ---- profiles of plan runs (docs/runtime.md "Profiles"): one row per kernel of the plan, sorted by
  * cost, for finding the kernels worth fusing or tuning. The environment variable TILE_PROFILE=1 turns

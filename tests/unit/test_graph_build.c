@@ -354,7 +354,7 @@ static Value *e_arg_dup(GraphBuilder *g) {
 static Value *e_arg_elem(GraphBuilder *g) {
     return gb_arg(g, "x", TY_I8, 1, (const int64_t[]){4}, NULL, false, L(2));
 }
-static Value *e_arg_dim(GraphBuilder *g) { return gb_arg(g, "x", TY_F32, 1, (const int64_t[]){0}, NULL, false, L(2)); }
+static Value *e_arg_dim(GraphBuilder *g) { return gb_arg(g, "x", TY_F32, 1, (const int64_t[]){-1}, NULL, false, L(2)); }
 static Value *e_arg_sym(GraphBuilder *g) {
     return gb_arg(g, "x", TY_F32, 1, NULL, (const char *[]){"2N"}, false, L(2));
 }
@@ -397,7 +397,7 @@ static void test_errors(void) {
         {e_clamp, "error: clamp: the bounds must satisfy lo <= hi, got 1 and 0"},
         {e_arg_dup, "error: graph argument 'x' is declared twice"},
         {e_arg_elem, "error: graph argument 'x': element type i8 is not supported (f32, f16, bf16, i32, i64 or bool)"},
-        {e_arg_dim, "error: graph argument 'x': dim 0 must be at least 1, got 0"},
+        {e_arg_dim, "error: graph argument 'x': dim 0 cannot be negative, got -1"},
         {e_arg_sym, "error: graph argument 'x': dim 0 '2N' is not an identifier"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -705,11 +705,11 @@ static void test_run_bcast(void) {
 
     /* binding errors */
     float dummy[64] = {0};
-    int64_t b1[1] = {C}, b2[2] = {C, 2}, b0[2] = {0, 1};
+    int64_t b1[1] = {C}, b2[2] = {C, 2}, b0[2] = {-1, 1};
     EXPECT(tlrt_plan_bind_param(p, "b", dummy, 1, b1), TLRT_ERR_ARGS,
            "tlrt_plan_bind_param: graph bcast: param b: rank 1 given, the plan declares rank 2 (C,1)", NULL);
     EXPECT(tlrt_plan_bind_param(p, "b", dummy, 2, b2), TLRT_ERR_ARGS, "param b: dim 1 is 2, the plan declares 1 (C,1)", NULL);
-    EXPECT(tlrt_plan_bind_param(p, "b", dummy, 2, b0), TLRT_ERR_ARGS, "param b: dim 0 is 0 (dims must be >= 1)", NULL);
+    EXPECT(tlrt_plan_bind_param(p, "b", dummy, 2, b0), TLRT_ERR_ARGS, "param b: dim 0 is -1 (dims must be >= 0)", NULL);
     EXPECT(tlrt_plan_bind_param(p, "b", NULL, 2, bs), TLRT_ERR_INVALID, "param b: host is NULL", NULL);
     EXPECT(tlrt_plan_bind_param(p, "bb", dummy, 2, bs), TLRT_ERR_NOT_FOUND, "no param named 'bb' (params: b)", NULL);
     EXPECT(tlrt_plan_bind_param(p, "x", dummy, 3, bs), TLRT_ERR_ARGS, "x is an input, not a param: bind it with tlrt_plan_bind_input", NULL);
@@ -1065,13 +1065,13 @@ static void test_run_errors(void) {
     RUN_BAD("graph e\nsym N\ninput x f32 N\ncheck N 8\noutput o x\nendgraph\n", n1, 1, TLRT_ERR_ARGS,
             "tlrt_plan_run: graph e: check N == 8 failed: 7 != 8 (N=7)", NULL);
     RUN_BAD("graph e\nsym N\ndef P (N-10)/2+1\ninput x f32 N\noutput o x\nendgraph\n", n1, 1, TLRT_ERR_ARGS,
-            "graph e: def P = (N-10)/2+1 is -1 with N=7: a dim must be >= 1", NULL);
+            "graph e: def P = (N-10)/2+1 is -1 with N=7: a dim must be >= 0", NULL);
     RUN_BAD("graph e\nsym N\ndef P N*N*N*N*N\ninput x f32 N\noutput o x\nendgraph\n", big, 1, TLRT_ERR_ARGS,
             "graph e: def P: int64 overflow in 'N*N*N*N*N' (1000000000000000 * 100000) with N=100000", NULL);
     RUN_BAD("graph e\nsym N\ninput x f32 N\nbuffer y f32 N,N,N,N -\noutput o y\nendgraph\n", big, 1, TLRT_ERR_ARGS,
             "graph e: buffer y: its size (100000,100000,100000,100000) x 4 bytes overflows int64", NULL);
     RUN_BAD("graph e\nsym N\ninput x f32 N\nbuffer y f32 N-8 -\noutput o y\nendgraph\n", n1, 1, TLRT_ERR_ARGS,
-            "graph e: buffer y: dim 0 = N-8 is -1 with N=7: a dim must be >= 1", NULL);
+            "graph e: buffer y: dim 0 = N-8 is -1 with N=7: a dim must be >= 0", NULL);
     RUN_BAD("graph e\nsym N\ninput x f32 N\nbuffer y f32 N/0 -\noutput o y\nendgraph\n", n1, 1, TLRT_ERR_ARGS,
             "buffer y: dim 0: division by zero in 'N/0' (7 / 0) with N=7", NULL);
     RUN_BAD("graph e\nsym N\ninput x f32 N,N+1\noutput o x\nendgraph\n", n2, 2, TLRT_ERR_ARGS,
@@ -1090,8 +1090,8 @@ static void test_run_errors(void) {
     RUN_BAD("graph e\nsym N\ninput x f32 N,N\nbuffer y f32 N,N -\nlaunch plan_scale 1 1 1 4\narg view x shape 3,N\narg view y\narg f32 1\narg i32 0\n"
             "output o y\nendgraph\n", n2, 2, TLRT_ERR_ARGS,
             "graph e: launch #0 plan_scale: arg 0 (view of x): x (4,4) cannot broadcast to the shape: its dim 0 is 4, the shape's dim 0 (3) is 3", NULL);
-    RUN_BAD("graph e\nsym N\ninput x f32 N,N\nbuffer y f32 N,N -\nlaunch plan_scale 1 1 1 4\narg view x\narg view y shape N,N-N\narg f32 1\narg i32 0\n"
-            "output o y\nendgraph\n", n2, 2, TLRT_ERR_ARGS, "arg 1 (view of y): shape dim 1 = N-N is 0: a dim must be >= 1", NULL);
+    RUN_BAD("graph e\nsym N\ninput x f32 N,N\nbuffer y f32 N,N -\nlaunch plan_scale 1 1 1 4\narg view x\narg view y shape N,N-N-1\narg f32 1\narg i32 0\n"
+            "output o y\nendgraph\n", n2, 2, TLRT_ERR_ARGS, "arg 1 (view of y): shape dim 1 = N-N-1 is -1: a dim must be >= 0", NULL);
     /* a second launch's error: the first did not run either */
     RUN_BAD("graph e\nsym N\ninput x f32 N,N\nbuffer y f32 N,N -\nlaunch plan_scale 1 N 1 4\narg view x\narg view y\narg f32 1\narg i32 0\n"
             "launch plan_scale 1 N 1 4\narg view y perm 1,0 shape 2,N\narg view y\narg f32 1\narg i32 0\noutput o y\nendgraph\n",

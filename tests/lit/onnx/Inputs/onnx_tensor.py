@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes one ONNX TensorProto (a test_data_set's input_K.pb or output_K.pb) to stdout, for the lit tests that
+run a model written by onnx_model.py (empty.test):
+
+usage: onnx_tensor.py NAME TYPE D0,D1,... VALUES
+
+TYPE is float or int64; VALUES is a comma-separated list in row-major order (inf, -inf and nan allowed for
+float), or '-' for none (a tensor with a dim of 0), or 'iota' (0, 1, 2, ...: as many as the dims hold)."""
+import math
+import struct
+import sys
+
+DT = {"float": (1, "<f"), "int64": (7, "<q")}
+
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(num, payload):
+    if isinstance(payload, int):
+        return varint(num << 3) + varint(payload)
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def main(argv):
+    if len(argv) != 5:
+        raise SystemExit(__doc__)
+    name, dtype, dims, values = argv[1:]
+    code, fmt = DT[dtype]
+    shape = [int(d) for d in dims.split(",")]
+    n = math.prod(shape)
+    if values == "-":
+        vals = []
+    elif values == "iota":
+        vals = list(range(n))
+    else:
+        vals = [float(v) if dtype == "float" else int(v) for v in values.split(",")]
+    if len(vals) != n:
+        raise SystemExit("%s: %d values for dims %s (%d elements)" % (name, len(vals), dims, n))
+    raw = b"".join(struct.pack(fmt, v) for v in vals)
+    t = b"".join(field(1, d) for d in shape) + field(2, code) + field(8, name) + field(9, raw)
+    sys.stdout.buffer.write(t)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
