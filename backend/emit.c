@@ -319,6 +319,7 @@ bool be_llvm_emit(BeLLVM *L, BeEmitKind emit, const char *meta, StrBuf *out) {
         LLVMDisposeErrorMessage(msg);
         return false;
     }
+    if (L->opt->opt_level > 0) be_rebase_compares(L->mod);
     /* O0 keeps every internal function: drop the unused part of libdevice explicitly. */
     if (L->opt->opt_level <= 0) {
         po = LLVMCreatePassBuilderOptions();

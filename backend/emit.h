@@ -38,4 +38,10 @@ LLVMMetadataRef be_llvm_subprogram(BeLLVM *L, LLVMValueRef fn, const char *name,
  * objects). Returns false after reporting an error; out is then untouched. */
 bool be_llvm_emit(BeLLVM *L, BeEmitKind emit, const char *meta, StrBuf *out);
 void be_llvm_dispose(BeLLVM *L);
+/* After LLVM's optimisation: every integer compare of `or disjoint x, C` (0 < C) with a warp-uniform
+ * bound B (kernel arguments, constants, CTA index; see rebase_compares.c) becomes the exactly
+ * equivalent compare of x with the clamped B - C, so x | C need not stay live beside x (the
+ * accumulator rows rm | 32 .. of a GEMM's epilogue, kept across its loop). Returns the number of
+ * compares rewritten. */
+int be_rebase_compares(LLVMModuleRef mod);
 #endif

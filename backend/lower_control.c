@@ -59,6 +59,30 @@ static void bind_results(Cg *cg, Op *op, CgVal *vals) {
     for (int i = 0; i < op->num_results; i++) cg_set(cg, &op->results[i], vals[i].regs, vals[i].n);
 }
 
+/* The latch condition of a loop whose step is a constant C > 0, or NULL for another step:
+ * "no overflow && iv + C < ub" is, in exact arithmetic, iv + C < ub (ub is representable, so a sum
+ * below it did not overflow), that is iv < ub - C. ub - C is computed clamped (smax(ub, MIN + C) - C,
+ * umax(ub, C) - C unsigned: where ub - C would wrap, no iv is below the clamped bound, as no sum is
+ * below ub), so the condition stays exact and costs one compare against a loop-invariant bound,
+ * which LLVM hoists (a uniform register on the GPU) instead of an overflow test and a second
+ * compare per iteration, and the iteration needs no register for iv + C beside iv. */
+static LLVMValueRef continue_const_step(Cg *cg, LLVMValueRef iv, LLVMValueRef ub, LLVMValueRef step, bool u,
+                                        LLVMValueRef *iv_next) {
+    LLVMBuilderRef B = cg->b;
+    if (!LLVMIsAConstantInt(step)) return NULL;
+    LLVMTypeRef ty = LLVMTypeOf(iv);
+    unsigned bits = LLVMGetIntTypeWidth(ty);
+    if (bits > 64) return NULL;
+    long long c = LLVMConstIntGetSExtValue(step);
+    if (c <= 0 || (bits < 64 && c >= (1LL << (bits - 1)))) return NULL;
+    LLVMValueRef cv = LLVMConstInt(ty, (unsigned long long)c, 0);
+    LLVMValueRef lo = u ? cv : LLVMConstAdd(LLVMConstInt(ty, 1ULL << (bits - 1), 0), cv); /* MIN + C */
+    LLVMValueRef clamp = cg_intrinsic(cg, u ? "llvm.umax" : "llvm.smax", &ty, 1, (LLVMValueRef[]){ub, lo}, 2);
+    LLVMValueRef last = u ? LLVMBuildNUWSub(B, clamp, cv, "for.last") : LLVMBuildNSWSub(B, clamp, cv, "for.last");
+    *iv_next = u ? LLVMBuildNUWAdd(B, iv, step, "iv.next") : LLVMBuildNSWAdd(B, iv, step, "iv.next");
+    return LLVMBuildICmp(B, u ? LLVMIntULT : LLVMIntSLT, iv, last, "for.more");
+}
+
 /* for %lb, %ub, %step, %init... : iterations while iv < ub, iv += step (step > 0, SPEC 4).
  * Rotated form (what LLVM's loop passes want):
  *     pre:   lb < ub && step > 0 ? body : exit
@@ -111,13 +135,16 @@ static bool lower_for(Cg *cg, Op *op) {
     if (!next) return false;
 
     cg_set_loc(cg, op->loc);
-    LLVMTypeRef ty = LLVMTypeOf(iv);
-    LLVMValueRef args[2] = {iv, step};
-    LLVMValueRef sum = cg_intrinsic(cg, u ? "llvm.uadd.with.overflow" : "llvm.sadd.with.overflow", &ty, 1, args, 2);
-    LLVMValueRef iv_next = LLVMBuildExtractValue(B, sum, 0, "iv.next");
-    LLVMValueRef ovf = LLVMBuildExtractValue(B, sum, 1, "");
-    LLVMValueRef more = LLVMBuildAnd(B, LLVMBuildNot(B, ovf, ""),
-                                     LLVMBuildICmp(B, u ? LLVMIntULT : LLVMIntSLT, iv_next, ub, ""), "for.more");
+    LLVMValueRef iv_next, more = continue_const_step(cg, iv, ub, step, u, &iv_next);
+    if (!more) {
+        LLVMTypeRef ty = LLVMTypeOf(iv);
+        LLVMValueRef args[2] = {iv, step};
+        LLVMValueRef sum = cg_intrinsic(cg, u ? "llvm.uadd.with.overflow" : "llvm.sadd.with.overflow", &ty, 1, args, 2);
+        iv_next = LLVMBuildExtractValue(B, sum, 0, "iv.next");
+        LLVMValueRef ovf = LLVMBuildExtractValue(B, sum, 1, "");
+        more = LLVMBuildAnd(B, LLVMBuildNot(B, ovf, ""), LLVMBuildICmp(B, u ? LLVMIntULT : LLVMIntSLT, iv_next, ub, ""),
+                            "for.more");
+    }
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
     LLVMBuildCondBr(B, more, bb_body, bb_exit);
     LLVMAddIncoming(iv, &iv_next, &latch, 1);

@@ -431,6 +431,56 @@ static void test_halfs(void) {
     unload(&k);
 }
 
+/* ------------------------------------------------------------------ loop bounds, rebased compares */
+
+/* A loop of constant step stops where iv + step would pass hi, also at the ends of i32 (its test is
+ * iv < clamped hi - step: backend/lower_control.c), and a mask of rows | c computed before the
+ * loop and used in and after it is compared as rows < clamped M - c (backend/rebase_compares.c):
+ * both checked against exact 64-bit arithmetic at the edges where the clamping matters (spans of
+ * at most 4 iterations; M below, inside and above the 1024 rows, and at INT32_MIN / MAX). */
+static const char bounds_src[] =
+    "kernel bounds(out: *i32, x: *i32, lo: i32, hi: i32, M: i32, const BLOCK: i32 = 1024) {\n"
+    "    let rows = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let inside = rows < M;\n"
+    "    var n = zeros([BLOCK], i32);\n"
+    "    for i in range(lo, hi, 32) {\n"
+    "        n = n + load(x + (i - lo) / 32 + rows * 0, inside, 0);\n"
+    "    }\n"
+    "    store(out + rows, where(inside, n, -1));\n"
+    "}\n";
+
+static void test_loop_bounds(void) {
+    Kernel k;
+    CHECK(load_kernel("bounds.tile", bounds_src, "bounds", &k));
+    if (!k.entry) return;
+    const int64_t MIN = INT32_MIN, MAX = INT32_MAX;
+    const int64_t spans[][2] = {{0, 100}, {0, 96}, {5, 5}, {10, 0}, {MAX - 70, MAX}, {MAX - 32, MAX},
+                                {MAX - 31, MAX}, {MIN, MIN + 64}, {MIN, MIN + 100}, {-40, -7}};
+    const int64_t bounds[] = {0, 1, 5, 511, 512, 1000, 1024, MIN, MIN + 3, MAX, -1};
+    int32_t *out = aligned_alloc(16, 1024 * sizeof(int32_t)), *x = aligned_alloc(16, 8 * sizeof(int32_t));
+    for (int i = 0; i < 8; i++) x[i] = 1; /* at most 4 iterations read it */
+    for (size_t s = 0; s < sizeof spans / sizeof spans[0]; s++)
+        for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+            int32_t lo = (int32_t)spans[s][0], hi = (int32_t)spans[s][1], M = (int32_t)bounds[b];
+            int64_t trips = hi > lo ? ((int64_t)hi - lo + 31) / 32 : 0;
+            for (int i = 0; i < 1024; i++) out[i] = 0x7eadbeef;
+            k.reset();
+            k.buffer(out, 1024 * (int64_t)sizeof(int32_t));
+            k.buffer(x, 8 * (int64_t)sizeof(int32_t));
+            void *params[] = {&out, &x, &lo, &hi, &M};
+            k.run(k.entry, params, 1, 1, 128);
+            int wrong = 0;
+            for (int i = 0; i < 1024; i++) wrong += out[i] != (i < M ? (int32_t)trips : -1);
+            if (wrong) printf("bounds: lo %d hi %d M %d: %d wrong (out[0] = %d, expected trips %lld)\n", lo, hi, M,
+                              wrong, out[0], (long long)trips);
+            CHECK(wrong == 0);
+            CHECK(k.bad() == 0);
+        }
+    free(out);
+    free(x);
+    unload(&k);
+}
+
 int main(void) {
     if (system("cc --version > /dev/null 2>&1") != 0) {
         printf("skipped: no C compiler (cc) to link host objects\n");
@@ -451,6 +501,7 @@ int main(void) {
     test_views();
     test_atomics();
     test_halfs();
+    test_loop_bounds();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", workdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", workdir);
