@@ -338,6 +338,27 @@ static LLVMValueRef nv_f32_to_tf32(Cg *cg, LLVMValueRef x) {
 /* cp.async.ca.shared.global [sdst], [gsrc], cp_size, src_size (the .s intrinsics take src_size as
  * a register: 0 zero-fills the whole copy, which is how a masked-off element reads 0). */
 static void nv_cp_async(Cg *cg, LLVMValueRef sdst, LLVMValueRef gsrc, int cp_size, LLVMValueRef src_size) {
+    /* A masked copy's src_size is select(cond, cp_size, 0). Passed to the intrinsic as is, LLVM
+     * folds the select into the and-chain of cond's compares, one select per conjunct per element
+     * (a SEL chain and an ISETP.NE per copy in SASS). Given to inline asm as a predicate instead,
+     * the conjunction stays predicate logic and ptxas folds the asm's selp into the copy's own
+     * predicate (LDGSTS [..], [..], P). */
+    if (LLVMIsASelectInst(src_size)) {
+        LLVMValueRef cond = LLVMGetOperand(src_size, 0), t = LLVMGetOperand(src_size, 1), f = LLVMGetOperand(src_size, 2);
+        if (LLVMTypeOf(cond) == cg->t_i1 && LLVMIsAConstantInt(t) && LLVMConstIntGetZExtValue(t) == (unsigned long long)cp_size &&
+            LLVMIsAConstantInt(f) && LLVMConstIntGetZExtValue(f) == 0) {
+            char txt[160];
+            static const char cons[] = "l,l,b,~{memory}";
+            snprintf(txt, sizeof txt, "{ .reg .b32 sz; selp.b32 sz, %d, 0, $2; cp.async.ca.shared.global [$0], [$1], %d, sz; }",
+                     cp_size, cp_size);
+            LLVMTypeRef ins[3] = {LLVMTypeOf(sdst), LLVMTypeOf(gsrc), cg->t_i1};
+            LLVMTypeRef fty = LLVMFunctionType(cg->t_void, ins, 3, 0);
+            LLVMValueRef asmv = LLVMGetInlineAsm(fty, txt, strlen(txt), (char *)cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+            LLVMBuildCall2(cg->b, fty, asmv, (LLVMValueRef[]){sdst, gsrc, cond}, 3, "");
+            if (!LLVMGetFirstUse(src_size)) LLVMInstructionEraseFromParent(src_size);
+            return;
+        }
+    }
     char name[64];
     snprintf(name, sizeof name, "llvm.nvvm.cp.async.ca.shared.global.%d.s", cp_size);
     LLVMValueRef args[3] = {sdst, gsrc, src_size};
