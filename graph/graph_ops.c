@@ -277,12 +277,28 @@ Value *gb_reduce(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, const in
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!m || ax[m - 1] != ax[i]) ax[m++] = ax[i];
-    GbAttrs at = {0};
-    gb_attr(&at, "kind", ir_attr_string(g->m, kind));
-    gb_attr(&at, "axes", gb_ints(g, ax, m));
-    gb_attr(&at, "keepdims", ir_attr_bool(g->m, keepdims));
-    Op *op = gb_emit_rule(g, OP_G_REDUCE, &x, 1, &at, loc, NULL, NULL);
-    return op ? op->results : NULL;
+    /* Runs of adjacent axes: run j is ax[start[j] .. start[j + 1]). Axes with gaps become a chain of reductions,
+     * one per run, the last run first (graph_ops.def, GRAPH_REDUCE_SPLIT): each is a plain std_reduce whose
+     * input the fusion engine can still take a prologue into, where a transposed copy would move all of x. */
+    int start[9], runs = 0;
+    for (int i = 0; i < m; i++)
+        if (i == 0 || ax[i] != ax[i - 1] + 1) start[runs++] = i;
+    start[runs] = m;
+    Value *v = x;
+    for (int j = runs - 1, stage = 0; v && j >= 0; j--, stage++) {
+        int sk = graph_reduce_stage_kind(id, stage, runs);
+        if (sk < 0) {
+            gb_error(g, loc, "%s: not a reduction kind", kind);
+            return NULL;
+        }
+        GbAttrs at = {0};
+        gb_attr(&at, "kind", ir_attr_string(g->m, graph_kind((GraphKindId)sk)->name));
+        gb_attr(&at, "axes", gb_ints(g, ax + start[j], start[j + 1] - start[j]));
+        gb_attr(&at, "keepdims", ir_attr_bool(g->m, keepdims));
+        Op *op = gb_emit_rule(g, OP_G_REDUCE, &v, 1, &at, loc, NULL, NULL);
+        v = op ? op->results : NULL;
+    }
+    return v;
 }
 
 Value *gb_softmax(GraphBuilder *g, SrcLoc loc, Value *x, int axis, bool log, bool coerce_2d) {

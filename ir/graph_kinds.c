@@ -122,6 +122,20 @@ bool graph_takes_ints(OpKind k, int kind) {
     return false;
 }
 
+static const struct {
+    GraphKindId kind, first, mid, last;
+} split_rows[] = {
+#define GRAPH_REDUCE_SPLIT(KIND, FIRST, MID, LAST) {GK_##KIND, GK_##FIRST, GK_##MID, GK_##LAST},
+#include "graph_ops.def"
+};
+
+int graph_reduce_stage_kind(GraphKindId k, int i, int n) {
+    for (size_t r = 0; r < sizeof split_rows / sizeof split_rows[0]; r++)
+        if (split_rows[r].kind == k)
+            return (int)(n == 1 ? k : i == n - 1 ? split_rows[r].last : i == 0 ? split_rows[r].first : split_rows[r].mid);
+    return -1;
+}
+
 int graph_kind_find(GraphKindClass cls, const char *name) {
     for (int k = 0; name && k < GK_COUNT; k++)
         if (rows[k].cls == cls && !strcmp(rows[k].name, name)) return k;

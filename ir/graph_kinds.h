@@ -67,6 +67,10 @@ const char *graph_op_std(OpKind k);
 /* Whether graph IR op k of kind `kind` (-1: an op without kinds) takes integer tensors (i32, i64): a GRAPH_INT row
  * of graph_ops.def names the op (NONE: all its kinds) or the kind. */
 bool graph_takes_ints(OpKind k, int kind);
+/* The kinds of the chain of graph.reduce ops that computes reduce kind k over several runs of adjacent axes
+ * (graph_ops.def's GRAPH_REDUCE_SPLIT row of k): stage i of n (0: the first applied; k itself when n is 1). -1 when
+ * k is not a reduce kind. */
+int graph_reduce_stage_kind(GraphKindId k, int i, int n);
 /* ------------------------------------------------------------ attributes and parameters (graph_ops.def) */
 
 /* The named choices an attribute or a parameter takes (graph_ops.def's NAMES column). */

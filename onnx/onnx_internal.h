@@ -70,6 +70,8 @@ void ox_set_padded(OnnxImport *x, int i, Value *v, const int pad[4]);
 /* ONNX Pad (onnx_pad.c) and LayerNormalization (onnx_layer_norm.c). */
 void ox_op_pad(OnnxImport *x);
 void ox_op_layer_norm(OnnxImport *x);
+/* ONNX MeanVarianceNormalization (onnx_mvn.c). */
+void ox_op_mvn(OnnxImport *x);
 /* ONNX Slice and Split (onnx_slice.c). */
 void ox_op_slice(OnnxImport *x);
 void ox_op_split(OnnxImport *x);

@@ -143,8 +143,30 @@ static void unary(OnnxImport *x, GraphKindId kind, double a, double b) {
 /* The graph kind that op type x->op imports to (ir/graph_ops.def's ONNX column). */
 static GraphKindId table_kind(OnnxImport *x) { return (GraphKindId)graph_kind_by_onnx(x->op); }
 
+/* Neg and Abs of an integer constant (shape arithmetic: LayerNormalization's expanded form negates its axis),
+ * folded with an overflow check; false (nothing done) for other kinds or inputs. */
+static bool fold_int_unary(OnnxImport *x, GraphKindId kind) {
+    const OnnxTensor *t = kind == GK_NEG || kind == GK_ABS ? int_const(x, 0) : NULL;
+    if (!t) return false;
+    OnnxTensor c;
+    if (!new_i64(x, &c, t->rank, t->dims)) return true;
+    for (size_t i = 0; i < c.numel; i++) {
+        int64_t v = onnx_tensor_get_i64(t, i);
+        if (v == INT64_MIN) {
+            onnx_tensor_free(&c);
+            ox_error(x, "unsupported input: %s of the integer constant %lld overflows", x->op, (long long)v);
+            return true;
+        }
+        set_i64(&c, i, kind == GK_NEG || v < 0 ? -v : v);
+    }
+    ox_set_folded(x, 0, &c);
+    return true;
+}
+
 /* Relu, Sigmoid, Tanh, Exp, Sqrt, Abs, Neg: the unary kind of the table's row. */
-static void op_table_unary(OnnxImport *x) { unary(x, table_kind(x), 0, 0); }
+static void op_table_unary(OnnxImport *x) {
+    if (!fold_int_unary(x, table_kind(x))) unary(x, table_kind(x), 0, 0);
+}
 /* ONNX's alpha default 0.01 is also the .tile row's (PyTorch's negative_slope). */
 static void op_leaky_relu(OnnxImport *x) { unary(x, GK_LEAKY_RELU, ox_attr_float(x, "alpha", 0.01), 0); }
 
@@ -1130,6 +1152,25 @@ static void op_shape(OnnxImport *x) {
     OnnxTensor t;
     if (!new_i64(x, &t, 1, &n)) return;
     for (int64_t i = 0; i < n; i++) set_i64(&t, (size_t)i, c ? c->dims[start + i] : ox_dim(v, (int)(start + i)));
+    ox_set_folded(x, 0, &t);
+}
+
+/* Size: the element count of a tensor whose dims are known at import time, a scalar int64 (folded; kept as [1]
+ * like every scalar, docs/onnx.md). */
+static void op_size(OnnxImport *x) {
+    const OnnxTensor *c = any_const(x, 0);
+    Value *v = c ? NULL : ox_input(x, 0);
+    if (!c && !v) return;
+    if (v && !ox_static(v)) {
+        ox_error(x, "unsupported shape: Size of a tensor with symbolic dims");
+        return;
+    }
+    int64_t n = 1;
+    int r = c ? c->rank : ox_rank(v);
+    for (int i = 0; i < r; i++) n *= c ? c->dims[i] : ox_dim(v, i);
+    OnnxTensor t;
+    if (!new_i64(x, &t, 0, NULL)) return;
+    set_i64(&t, 0, n);
     ox_set_folded(x, 0, &t);
 }
 
