@@ -67,6 +67,11 @@ const char *graph_op_std(OpKind k);
 /* Whether graph IR op k of kind `kind` (-1: an op without kinds) takes integer tensors (i32, i64): a GRAPH_INT row
  * of graph_ops.def names the op (NONE: all its kinds) or the kind. */
 bool graph_takes_ints(OpKind k, int kind);
+/* Where a prologue runs in a consumer's std kernel (graph_ops.def's GRAPH_PROLOGUE rows, AT column). */
+typedef enum GraphProAt { GRAPH_PRO_NONE, GRAPH_PRO_DOT, GRAPH_PRO_TAP, GRAPH_PRO_LINE } GraphProAt;
+/* Whether operand `operand` of graph IR op k takes a prologue (a GRAPH_PROLOGUE row lists it), and where it runs:
+ * GRAPH_PRO_NONE when it takes none. */
+GraphProAt graph_op_prologue(OpKind k, int operand);
 /* ------------------------------------------------------------ attributes and parameters (graph_ops.def) */
 
 /* The named choices an attribute or a parameter takes (graph_ops.def's NAMES column). */
