@@ -200,6 +200,16 @@ const char *graph_op_std(OpKind k) {
     }
 }
 
+GraphProAt graph_op_prologue(OpKind k, int operand) {
+    if (operand < 0 || operand >= 31) return GRAPH_PRO_NONE;
+    switch (k) {
+#define GRAPH_PROLOGUE(OP, OPERANDS, AT) \
+    case OP_##OP: return ((OPERANDS) >> operand & 1) ? GRAPH_PRO_##AT : GRAPH_PRO_NONE;
+#include "graph_ops.def"
+    default: return GRAPH_PRO_NONE;
+    }
+}
+
 /* ------------------------------------------------------------ attributes and parameters */
 
 static const char *const layouts[] = {"NCHW", "NHWC", NULL};

@@ -71,6 +71,11 @@ bool graph_takes_ints(OpKind k, int kind);
  * (graph_ops.def's GRAPH_REDUCE_SPLIT row of k): stage i of n (0: the first applied; k itself when n is 1). -1 when
  * k is not a reduce kind. */
 int graph_reduce_stage_kind(GraphKindId k, int i, int n);
+/* Where a prologue runs in a consumer's std kernel (graph_ops.def's GRAPH_PROLOGUE rows, AT column). */
+typedef enum GraphProAt { GRAPH_PRO_NONE, GRAPH_PRO_DOT, GRAPH_PRO_TAP, GRAPH_PRO_LINE } GraphProAt;
+/* Whether operand `operand` of graph IR op k takes a prologue (a GRAPH_PROLOGUE row lists it), and where it runs:
+ * GRAPH_PRO_NONE when it takes none. */
+GraphProAt graph_op_prologue(OpKind k, int operand);
 /* ------------------------------------------------------------ attributes and parameters (graph_ops.def) */
 
 /* The named choices an attribute or a parameter takes (graph_ops.def's NAMES column). */

@@ -34,11 +34,11 @@ static int64_t pow2_at_least(int64_t v) {
 static const char *num(GpGraph *g, int64_t v) { return arena_printf(g->a, "%lld", (long long)v); }
 
 bool gp_is_row_group(Op *const *mem, int n) {
-    if (n < 2 || mem[0]->kind != OP_G_REDUCE) return false;
+    /* A reduction followed by anything but a pointwise epilogue (a view, a contraction, a softmax): the fuse
+     * pass makes such a group only as a row chain, and gp_lower_row checks that it is one. */
+    if (n < 2 || graph_op_imap(mem[0]->kind) != GRAPH_IMAP_REDUCTION) return false;
     for (int i = 1; i < n; i++)
-        if (mem[i]->kind == OP_G_RESHAPE || mem[i]->kind == OP_G_MATMUL || mem[i]->kind == OP_G_SOFTMAX ||
-            mem[i]->kind == OP_G_CONV2D)
-            return true;
+        if (!graph_op_is_pointwise(mem[i])) return true;
     return false;
 }
 

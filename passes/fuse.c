@@ -72,22 +72,29 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (f->ops[f->store[f->anchor[pi]]]->kind == OP_G_CONCAT)
         return arena_printf(a, "concat has no store of its own to apply %s at: each of its operands is written into its "
                             "slice of one buffer, by the operand's producer or by a copy", short_name(c));
-    /* Softmax, reductions and matmul read a whole row (or column) of their input per output element;
-     * conv and pooling a window around it (a halo). Both need elements other programs compute. Only a
-     * chain that starts at a reduce over the trailing axes is made one kernel per row (row_chain.h). */
-    bool row = c->kind == OP_G_SOFTMAX || c->kind == OP_G_REDUCE || c->kind == OP_G_MATMUL || c->kind == OP_G_LAYER_NORM;
-    if (!graph_op_is_pointwise(c) && row)
-        return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
-                            "compute (row chains start at a reduce over the trailing axes, docs/passes/fuse.md)",
-                            short_name(c), graph_value_name(a, r));
-    if (!graph_op_is_pointwise(c) && graph_op_imap(c->kind) == GRAPH_IMAP_GATHER)
-        return arena_printf(a, "%s is not pointwise: its elements are gathered from other positions of %s", short_name(c),
-                            graph_value_name(a, r));
-    if (!graph_op_is_pointwise(c))
+    /* Whether c can join is decided by its index map class (ir/graph_ops.def), not its name: a reduction or a
+     * contraction reads a whole row (or column) of its input per output element, a window a neighbourhood of
+     * it (a halo), a gather elements at other indices; all of them need elements other CTAs of the
+     * producer's kernel compute. Such a consumer takes a pointwise chain as its prologue instead
+     * (fuse_prologue.c), and a reduce over the trailing axes may start a row chain (row_chain.h). */
+    GraphImap im = graph_op_imap(c->kind);
+    const char *an_name = short_name(f->ops[f->anchor[pi]]);
+    if (im == GRAPH_IMAP_REDUCTION || im == GRAPH_IMAP_CONTRACTION) {
+        const Op *p = f->ops[pi];
+        return arena_printf(a, "%s is not pointwise: each of its elements reads a whole %s of %s, which other CTAs of "
+                            "%s's kernel compute%s", short_name(c), im == GRAPH_IMAP_REDUCTION ? "row" : "row or column",
+                            graph_value_name(a, r), an_name,
+                            graph_op_imap(p->kind) == GRAPH_IMAP_REDUCTION
+                                ? " (a row chain starts only at a reduce over the trailing axes from axis 2 on, "
+                                  "docs/passes/fuse.md)"
+                                : "");
+    }
+    if (im == GRAPH_IMAP_WINDOW)
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
                             graph_value_name(a, r));
-    if (c->kind == OP_G_BATCH_NORM && c->operands[0] != r)
-        return arena_printf(a, "%s is a statistics operand of batch_norm, not its input", graph_value_name(a, r));
+    if (!graph_op_is_pointwise(c))
+        return arena_printf(a, "%s is not pointwise: it reads elements of %s at other indices, which other CTAs of %s's "
+                            "kernel compute", short_name(c), graph_value_name(a, r), an_name);
     /* A comparison or logic op changes the element type (to bool), where back from it: the shape is what counts. */
     if (c->results->type != ir_type_with_elem(f->g->module, r->type, c->results->type->elem))
         return arena_printf(a, "%s broadcasts %s to its larger result", short_name(c), graph_value_name(a, r));
@@ -143,7 +150,8 @@ static bool row_group(Fuse *f, Arena *a, int i) {
         f->rows[i] = rc;
     }
     /* A pointwise op that stops a chain with no row op yet is left to the reduction epilogue's own rule. */
-    bool row_op = stop && (stop->kind == OP_G_MATMUL || stop->kind == OP_G_SOFTMAX || stop->kind == OP_G_RESHAPE);
+    GraphImap im = stop ? graph_op_imap(stop->kind) : GRAPH_IMAP_NONE;
+    bool row_op = im == GRAPH_IMAP_CONTRACTION || im == GRAPH_IMAP_REDUCTION || im == GRAPH_IMAP_VIEW;
     if (why && stop && (n || row_op)) {
         int si = index_of(f, stop);
         if (si >= 0) f->row_why[si] = n ? why : arena_printf(a, "no row chain at %s: %s", short_name(stop), why);
@@ -203,6 +211,10 @@ static void partition(Fuse *f, Arena *a) {
     }
 }
 
+/* What one CTA per row leaves out, said with every row kernel's remark: a row of a reduction is never split
+ * across CTAs (a split reduction with a second pass), so a few long rows use a few SMs. */
+#define ONE_CTA_PER_ROW "each row stays in one CTA (no split reduction across CTAs: fewer rows than SMs leave SMs idle)"
+
 /* The remarks of a row chain's member ci (r its chain operand): the chain itself at its second member,
  * then one per member with the bytes it keeps out of DRAM and where its input lives (a reshape is a view:
  * the bytes are the consumer's of the view). */
@@ -217,9 +229,10 @@ static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Val
         for (int i = 0; i < rc->n; i++) sb_printf(&sb, "%s%s", i ? " -> " : "", short_name(rc->ops[i]));
         const Type *y = rc->ops[rc->n - 1]->results->type;
         diag_remark(d, f->ops[an]->loc, "row chain: %s is kernel %d, one CTA per row of %s (%lld values of the final row "
-                    "held at a time%s)", sb_str(&sb), f->group[an], ir_type_str(f->g->module, y), (long long)rc->row,
+                    "held at a time%s); %s", sb_str(&sb), f->group[an], ir_type_str(f->g->module, y), (long long)rc->row,
                     !rc->split ? "" : rc->row_symbolic ? "; a longer row at run time is split, a second pass re-reading x"
-                                                       : "; the row is split, a second pass re-reading x");
+                                                       : "; the row is split, a second pass re-reading x",
+                    ONE_CTA_PER_ROW);
         sb_free(&sb);
     }
     /* Where the member's input row lives: the row it reads (the pooled, middle or final row). */
@@ -253,12 +266,13 @@ static void remark_layer_norm(const Fuse *f, DiagEngine *d, const Op *c, int ci)
     int block;
     if (graph_layer_norm_row(c, &len, &block))
         diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row of %lld values, held in registers (a tile of %d) "
-                    "from its one load to its store; the mean and 1/sqrt(var + eps) stay in registers",
-                    f->group[ci], (long long)len, block);
+                    "from its one load to its store; the mean and 1/sqrt(var + eps) stay in registers; %s",
+                    f->group[ci], (long long)len, block, ONE_CTA_PER_ROW);
     else
         diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row, read from DRAM three times in tiles of %d (mean, "
                     "variance, store: the row is symbolic or longer than the %d values held in registers); the mean and "
-                    "1/sqrt(var + eps) stay in registers", f->group[ci], block, GRAPH_LAYER_NORM_ROW_MAX);
+                    "1/sqrt(var + eps) stay in registers; %s", f->group[ci], block, GRAPH_LAYER_NORM_ROW_MAX,
+                    ONE_CTA_PER_ROW);
 }
 
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */

@@ -20,9 +20,10 @@
 #include "../support/strbuf.h"
 
 int graph_chain_operand(const Op *p) {
+    /* A pointwise op's output element reads the same element of each operand of its result's shape (the others
+     * broadcast): the chain continues through the first of them. */
     const Type *t = p->results[0].type;
-    if (p->kind == OP_G_UNARY || p->kind == OP_G_BATCH_NORM) return p->num_operands ? 0 : -1;
-    if (p->kind != OP_G_BINARY && p->kind != OP_G_MAP) return -1;
+    if (!graph_op_is_pointwise(p)) return -1;
     for (int i = 0; i < p->num_operands; i++)
         if (p->operands[i]->type == t) return i;
     return -1;
@@ -35,18 +36,7 @@ int graph_prologue_operand(const Op *c, const Value *r) {
             if (k >= 0) return -1;
             k = i;
         }
-    switch (c->kind) {
-    case OP_G_CONV2D:
-    case OP_G_POOL:
-    case OP_G_REDUCE:
-    case OP_G_SOFTMAX:
-    case OP_G_LAYER_NORM:
-        return k == 0 ? 0 : -1;
-    case OP_G_MATMUL:
-        return k == 0 || k == 1 ? k : -1;
-    default:
-        return -1;
-    }
+    return k >= 0 && graph_op_prologue(c->kind, k) != GRAPH_PRO_NONE ? k : -1;
 }
 
 int graph_input_runs(const Op *c, int operand, int *run_end) {
@@ -93,6 +83,15 @@ static bool available(const Value *v, const Op *first, int depth) {
     return true;
 }
 
+/* Whether op reads or makes a bool tensor (a comparison, a logic op, where's condition). */
+static bool reads_bools(const Op *op) {
+    for (int i = 0; i <= op->num_operands; i++) {
+        const Type *t = i < op->num_operands ? op->operands[i]->type : op->results[0].type;
+        if (t->kind == TY_TENSOR && t->elem && ir_type_is_bool(t->elem)) return true;
+    }
+    return false;
+}
+
 static bool is_half(const Type *t) {
     return t->kind == TY_TENSOR && t->elem && (t->elem->kind == TY_F16 || t->elem->kind == TY_BF16);
 }
@@ -114,23 +113,21 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
             return arena_printf(a, "the kernel of %s starts at %s, which is not pointwise (only a pointwise chain runs at "
                                 "a load)", graph_value_name(a, r), graph_op_label(chain[0]));
     for (int i = 0; i < n; i++)
-        if (chain[i]->kind == OP_G_COMPARE || chain[i]->kind == OP_G_LOGIC || chain[i]->kind == OP_G_WHERE)
+        if (reads_bools(chain[i]))
             return arena_printf(a, "%s involves bool tensors, and a prologue runs on the consumer's float loads only",
                                 graph_op_label(chain[i]));
     int x0 = graph_chain_operand(chain[0]);
     if (x0 < 0 || chain[0]->operands[x0]->type != r->type)
         return arena_printf(a, "%s broadcasts its input, so %s would read it at other indices", graph_op_label(chain[0]),
                             cn);
-    if (wgmma && is_half(r->type) && (c->kind == OP_G_MATMUL || c->kind == OP_G_CONV2D))
+    if (wgmma && is_half(r->type) && graph_op_prologue(c->kind, k) == GRAPH_PRO_DOT)
         return arena_printf(a, "with --wgmma the %s operand is read by wgmma straight from shared memory, where no code "
                             "runs between the copy and the product", cn);
-    if (c->kind == OP_G_REDUCE) {
-        RowChain rc;
-        const char *why;
-        Op *stop;
-        if (fuse_row_chain(g, c, NULL, &rc, a, &why, &stop))
-            return arena_printf(a, "%s starts a row chain, which keeps its input in one CTA per row", cn);
-    }
+    RowChain rc;
+    const char *why;
+    Op *stop;
+    if (fuse_row_chain(g, c, NULL, &rc, a, &why, &stop))
+        return arena_printf(a, "%s starts a row chain, which keeps its input in one CTA per row", cn);
     for (int i = 0; i < c->num_operands; i++)
         if (i != k && !available(c->operands[i], chain[0], 0))
             return arena_printf(a, "its other operand %s is computed after %s, where the fused kernel runs",
@@ -150,31 +147,32 @@ const char *fuse_prologue_refusal(Func *g, Op *const *chain, int n, Op *c, bool 
     return NULL;
 }
 
-static const char *fuse_prologue_where(const Op *c) {
-    switch (c->kind) {
-    case OP_G_CONV2D:
-    case OP_G_MATMUL:
+static const char *fuse_prologue_where(const Op *c, int k) {
+    int64_t len;
+    int block;
+    switch (graph_op_prologue(c->kind, k)) {
+    case GRAPH_PRO_DOT:
         return "in registers after each global load of the operand, before the dot; that operand is not copied with "
                "cp.async (the copy cannot run code), padded taps read 0";
-    case OP_G_POOL:
+    case GRAPH_PRO_TAP:
         return "in registers after each load of a window tap; padded taps read 0";
-    case OP_G_LAYER_NORM: {
-        int64_t len;
-        int block;
+    case GRAPH_PRO_LINE:
+        /* Whether the line stays in registers is the layer_norm kernel's choice (graph_layer_norm_row). */
+        if (c->kind != OP_G_LAYER_NORM) break;
         return graph_layer_norm_row(c, &len, &block)
                    ? "in registers after the one load of each row, which stays in registers to the store; lanes past "
                      "the row read 0"
                    : "in registers after each load of the row, which the kernel reads three times (mean, variance, "
                      "store: the row is too long or not literal to hold); lanes past the row read 0";
+    case GRAPH_PRO_NONE: break;
     }
-    default:
-        return "in registers after each load of the line; lanes past the line read 0";
-    }
+    return "in registers after each load of the line; lanes past the line read 0";
 }
 
 bool fuse_prologue_consumer(const Op *c) {
-    return c->kind == OP_G_CONV2D || c->kind == OP_G_MATMUL || c->kind == OP_G_POOL || c->kind == OP_G_REDUCE ||
-           c->kind == OP_G_SOFTMAX || c->kind == OP_G_LAYER_NORM;
+    for (int i = 0; i < c->num_operands; i++)
+        if (graph_op_prologue(c->kind, i) != GRAPH_PRO_NONE) return true;
+    return false;
 }
 
 void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, const Op *c, int group) {
@@ -184,6 +182,6 @@ void fuse_prologue_remark(DiagEngine *d, Arena *a, Op *const *chain, int n, cons
     int k = graph_prologue_operand(c, r);
     diag_remark(d, c->loc, "fused %s into the loads of operand %d of %s (kernel %d, a prologue): saves %s bytes of DRAM "
                 "traffic; the chain runs %s", sb_str(&sb), k, graph_op_label(c), group, graph_bytes_text(a, r->type, 2),
-                fuse_prologue_where(c));
+                fuse_prologue_where(c, k));
     sb_free(&sb);
 }

@@ -28,8 +28,8 @@ bool graph_op_is_prepare(const Op *op) {
 }
 
 bool graph_op_is_pointwise(const Op *op) {
-    return op->kind == OP_G_UNARY || op->kind == OP_G_BINARY || op->kind == OP_G_BATCH_NORM || op->kind == OP_G_MAP ||
-           op->kind == OP_G_COMPARE || op->kind == OP_G_LOGIC || op->kind == OP_G_WHERE;
+    GraphImap im = graph_op_imap(op->kind);
+    return im == GRAPH_IMAP_POINTWISE || im == GRAPH_IMAP_BROADCAST;
 }
 
 bool graph_is_output(const Func *g, const Value *v) {

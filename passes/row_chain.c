@@ -135,7 +135,10 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
     for (Op *u; (u = user_of(g, v)) && rc->n < ROW_CHAIN_MAX_OPS; v = &u->results[0]) {
         RowRole role;
         const Type *ut = u->results[0].type;
-        if (u->kind == OP_G_RESHAPE) {
+        /* The role follows the op's index map class (ir/graph_ops.def); within a class the op's attributes say
+         * whether its map keeps the row (a 1x1 conv2d contracts it; a softmax along axis 1 normalises it). */
+        GraphImap im = graph_op_imap(u->kind);
+        if (im == GRAPH_IMAP_VIEW) {
             /* A view keeps the row when dim 0 stays the row axis and the rest is the row's length; after a
              * contraction or normalize it is the consumer's view of the stored result (SE's [N, C, 1, 1]). */
             if (rc->nlinear || rc->softmax || ut->kind != TY_TENSOR || ut->rank < 2 || strcmp(prod_text(a, ut, 0, 1), N) ||
@@ -150,7 +153,7 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
             if (!*why && (u->num_operands != 1 || u->results[0].type != v->type))
                 *why = arena_printf(a, "%s changes the row's type", graph_op_label(u));
             role = ROW_POINTWISE;
-        } else if (u->kind == OP_G_MATMUL || u->kind == OP_G_CONV2D) {
+        } else if (im == GRAPH_IMAP_CONTRACTION || (im == GRAPH_IMAP_WINDOW && u->kind == OP_G_CONV2D)) {
             const char *k = NULL;
             if (rc->softmax) *why = "only pointwise ops follow the softmax in a row kernel";
             else if (rc->nlinear == ROW_CHAIN_LINEARS)
@@ -170,9 +173,12 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
             }
             if (!*why) len = k;
             role = ROW_CONTRACT;
-        } else if (u->kind == OP_G_SOFTMAX) {
+        } else if (im == GRAPH_IMAP_REDUCTION && u->kind != OP_G_REDUCE) {
             int axis = (int)ir_op_attr_int(u, "axis", -1);
-            if (rc->softmax) *why = "the row kernel normalizes once";
+            if (u->kind != OP_G_SOFTMAX)
+                *why = arena_printf(a, "%s normalizes the row, and the row kernel's one normalization is a softmax "
+                                    "(%s runs as a kernel of its own)", graph_op_label(u), graph_op_label(u));
+            else if (rc->softmax) *why = "the row kernel normalizes once";
             else if (ut->kind != TY_TENSOR || ut->rank != 2 || strcmp(prod_text(a, ut, 0, 1), N))
                 *why = arena_printf(a, "softmax reads %s, not one row per sample [%s, %s]", vname(a, v),
                                     N, len);
