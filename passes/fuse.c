@@ -75,6 +75,9 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
         return arena_printf(a, "%s is not pointwise: each of its elements needs a whole row of %s, which other CTAs "
                             "compute (row chains start at a reduce over the trailing axes, docs/passes/fuse.md)",
                             short_name(c), graph_value_name(a, r));
+    if (!graph_op_is_pointwise(c) && graph_op_imap(c->kind) == GRAPH_IMAP_GATHER)
+        return arena_printf(a, "%s is not pointwise: it moves the elements of %s to other indices", short_name(c),
+                            graph_value_name(a, r));
     if (!graph_op_is_pointwise(c))
         return arena_printf(a, "%s is not pointwise: it needs neighbours of each element of %s (a halo)", short_name(c),
                             graph_value_name(a, r));
@@ -96,9 +99,9 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     for (int i = 0; i < c->num_operands; i++) {
         const Value *s = c->operands[i];
         if (s != r && k->kind == OP_G_CONCAT)
-            return arena_printf(a, "its other operand %s would be read at each slice's offset, and concat (the first op "
-                                "of kernel %d) writes its slices in launches of their own",
-                                graph_value_name(a, s), f->group[an]);
+            return arena_printf(a, "its other operand %s would be read at each slice's offset: fused with the ops after "
+                                "it, concat (the first op of kernel %d) copies each of its operands into its slice in a "
+                                "launch of its own", graph_value_name(a, s), f->group[an]);
         if (s != r && !graph_side_fits(k, c, s))
             return arena_printf(a, "its other operand %s cannot be read at the output indices of %s, the first op of "
                                 "kernel %d (it broadcasts inside dims that kernel's output view collapses)",
