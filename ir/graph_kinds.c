@@ -172,7 +172,7 @@ const char *graph_op_label(const Op *op) {
 
 GraphImap graph_op_imap(OpKind k) {
     switch (k) {
-#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return GRAPH_IMAP_##IMAP;
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return GRAPH_IMAP_##IMAP;
 #include "graph_ops.def"
     default: return GRAPH_IMAP_NONE;
     }
@@ -180,9 +180,17 @@ GraphImap graph_op_imap(OpKind k) {
 
 const char *graph_op_std(OpKind k) {
     switch (k) {
-#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return STD;
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return STD;
 #include "graph_ops.def"
     default: return NULL;
+    }
+}
+
+bool graph_op_stores_direct(OpKind k) {
+    switch (k) {
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return DIRECT;
+#include "graph_ops.def"
+    default: return false;
     }
 }
 
