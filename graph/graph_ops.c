@@ -122,15 +122,6 @@ Value *gb_unary(GraphBuilder *g, SrcLoc loc, GraphKindId id, Value *x, double al
     return op ? op->results : NULL;
 }
 
-/* Whether da and db broadcast (NULL: the operand has no such dim): a literal 1 stretches; undecided dims
- * are assumed equal (a runtime check; a symbol never stretches). Returns false when the dims are provably
- * different (nothing reported). The result dim is the shape rule's (ir/graph_shape.c). */
-static bool broadcast_dim(GraphBuilder *g, const ShapeExpr *da, const ShapeExpr *db) {
-    int64_t v;
-    bool a1 = !da || (sx_is_int(da, &v) && v == 1), b1 = !db || (sx_is_int(db, &v) && v == 1);
-    return a1 || b1 || gb_require_equal(g, da, db);
-}
-
 /* numpy broadcasting of a and b by ir/graph_check.c's rule (the one binary, compare and logic ops check). */
 bool gb_broadcast(GraphBuilder *g, SrcLoc loc, const char *verb, Value *a, Value *b) {
     GraphShapeIn in = {g->tmp, NULL, 0, NULL, 0};
@@ -177,27 +168,7 @@ Value *gb_map(GraphBuilder *g, SrcLoc loc, const char *fn, Value **tensors, int 
         return NULL;
     }
     if (!gb_operands(g, loc, what, tensors, n)) return NULL;
-    /* numpy broadcasting over every tensor argument, left to right: each against the broadcast of the ones
-     * before it (the shape rule's). */
-    const Type *types[GRAPH_MAP_MAX_ARGS];
-    for (int k = 0; k < n; k++) types[k] = tensors[k]->type;
-    for (int k = 1; k < n; k++) {
-        GraphShapeIn in = {g->tmp, types, k, NULL, 0};
-        GraphShapeOut acc;
-        graph_shape_broadcast(&in, &acc);
-        const Type *bt = tensors[k]->type;
-        int r = acc.rank > bt->rank ? acc.rank : bt->rank;
-        for (int i = 0; i < r; i++) {
-            int ia = i - (r - acc.rank), ib = i - (r - bt->rank);
-            const ShapeExpr *da = ia < 0 ? NULL : acc.dims[ia];
-            const ShapeExpr *db = ib >= 0 ? gb_dim(g, bt, ib) : NULL;
-            if (!broadcast_dim(g, da, db)) {
-                gb_error(g, loc, "cannot apply %s to %s and %s: dim %d is %s vs %s", what, T(tensors[0]), T(tensors[k]), i,
-                         gb_dim_text(g, da), gb_dim_text(g, db));
-                return NULL;
-            }
-        }
-    }
+    /* numpy broadcasting over every tensor argument, left to right: the GRAPH_CHECK rule, run by gb_emit_rule */
     Attr **items = arena_calloc(g->m->arena, (size_t)nargs, sizeof *items);
     for (int i = 0; i < nargs; i++) {
         if (args[i].tensor >= n || args[i].tensor < -1) {
@@ -225,32 +196,14 @@ Value *gb_matmul(GraphBuilder *g, SrcLoc loc, Value *a, Value *b, Value *c, bool
     int n = c ? 3 : 2;
     if (!gb_operands(g, loc, "matmul", ops, n)) return NULL;
     if (!rank_is(g, loc, "matmul", "a", a, 2, 4) || !rank_is(g, loc, "matmul", "b", b, 2, 4)) return NULL;
-    /* the inner dims and the batch dims: the GRAPH_CHECK rule, run by gb_rule_type */
+    /* the inner dims, the batch dims and the addend: the GRAPH_CHECK rule, run by gb_emit_rule */
     GbAttrs attrs = {0};
     gb_attr(&attrs, "trans_a", ir_attr_bool(g->m, trans_a));
     gb_attr(&attrs, "trans_b", ir_attr_bool(g->m, trans_b));
     gb_attr(&attrs, "alpha", ir_attr_float(g->m, alpha));
     gb_attr(&attrs, "beta", ir_attr_float(g->m, c ? beta : 0.0));
-    const Type *rt = gb_rule_type(g, OP_G_MATMUL, ops, n, &attrs, loc, NULL, NULL);
-    if (!rt) return NULL;
-    int rank = rt->rank;
-    if (c) {
-        const Type *ct = c->type;
-        if (ct->rank > rank) {
-            gb_error(g, loc, "matmul: the addend %s does not broadcast to the result %s", T(c), gb_tstr(g, rt));
-            return NULL;
-        }
-        for (int i = 0; i < ct->rank; i++) {
-            int ir = i + rank - ct->rank;
-            const ShapeExpr *dc = gb_dim(g, ct, i), *dr = gb_dim(g, rt, ir);
-            int64_t v;
-            if ((sx_is_int(dc, &v) && v == 1) || gb_require_equal(g, dc, dr)) continue;
-            gb_error(g, loc, "matmul: the addend %s does not broadcast to the result %s: dim %d is %s vs %s", T(c),
-                     gb_tstr(g, rt), ir, gb_dim_text(g, dc), gb_dim_text(g, dr));
-            return NULL;
-        }
-    }
-    return gb_emit_attrs(g, OP_G_MATMUL, ops, n, rt, &attrs, loc)->results;
+    Op *op = gb_emit_rule(g, OP_G_MATMUL, ops, n, &attrs, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* ------------------------------------------------------------ reduce, softmax */
@@ -365,19 +318,15 @@ static const ShapeExpr *numel(GraphBuilder *g, int rank, const ShapeExpr *const 
     return sx_simplify(g->tmp, e);
 }
 
-static Value *reshape_to(GraphBuilder *g, SrcLoc loc, const char *name, Value *x, int rank, const GbDim *dims) {
-    const ShapeExpr *in[8], *out[8];
-    for (int i = 0; i < x->type->rank; i++) in[i] = gb_dim(g, x->type, i);
-    for (int i = 0; i < rank; i++) out[i] = dims[i].sym ? sx_sym(g->tmp, dims[i].sym) : lit(g, dims[i].lit);
-    const Type *rt = gb_tensor(g, x->type->elem, rank, dims);
-    const ShapeExpr *ni = numel(g, x->type->rank, in), *no = numel(g, rank, out);
-    if (!gb_require_equal(g, ni, no)) {
-        gb_error(g, loc, "cannot %s %s to %s: the element counts are %s vs %s", name, T(x), gb_tstr(g, rt),
-                 sx_str(g->tmp, ni), sx_str(g->tmp, no));
-        return NULL;
-    }
-    Op *op = gb_emit(g, OP_G_RESHAPE, &x, 1, rt, loc);
-    return op->results;
+/* graph.reshape {shape}: each dim a literal or a symbol; the element count is its check rule's (graph_check_reshape). */
+static Value *reshape_to(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const GbDim *dims) {
+    Attr *items[8];
+    for (int i = 0; i < rank; i++)
+        items[i] = dims[i].sym ? ir_attr_string(g->m, dims[i].sym) : ir_attr_int(g->m, dims[i].lit);
+    GbAttrs at = {0};
+    gb_attr(&at, "shape", ir_attr_array(g->m, items, rank));
+    Op *op = gb_emit_rule(g, OP_G_RESHAPE, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t *dims, const char *const *syms) {
@@ -409,7 +358,7 @@ Value *gb_reshape(GraphBuilder *g, SrcLoc loc, Value *x, int rank, const int64_t
             d[i] = (GbDim){.lit = dims[i]};
         }
     }
-    return reshape_to(g, loc, "reshape", x, rank, d);
+    return reshape_to(g, loc, x, rank, d);
 }
 
 Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis) {
@@ -425,5 +374,5 @@ Value *gb_flatten(GraphBuilder *g, SrcLoc loc, Value *x, int axis) {
     GbDim d[2];
     gb_make_dim(g, numel(g, axis, in), &d[0]);
     gb_make_dim(g, numel(g, rank - axis, in + axis), &d[1]);
-    return reshape_to(g, loc, "flatten", x, 2, d);
+    return reshape_to(g, loc, x, 2, d);
 }

@@ -66,10 +66,6 @@ Value *gb_where(GraphBuilder *g, SrcLoc loc, Value *c, Value *x, Value *y) {
         gb_error(g, loc, "where: operands %s and %s have different element types", T(x), T(y));
         return NULL;
     }
-    if (!gb_broadcast(g, loc, "select between", x, y)) return NULL;
-    /* The condition broadcasts with the values' common shape too (the rule's shape of x and y). */
-    GbAttrs none = {0};
-    Value xy_shape = {.type = gb_rule_type(g, OP_G_WHERE, ops + 1, 2, &none, loc, NULL, NULL)};
-    if (!xy_shape.type || !gb_broadcast(g, loc, "select with", c, &xy_shape)) return NULL;
+    /* x and y broadcast, and c with their common shape: the GRAPH_CHECK rule, run by gb_rule_type */
     return emit(g, loc, OP_G_WHERE, ops, 3, x->type->elem, NULL);
 }

@@ -57,34 +57,30 @@ Value *gb_slice(GraphBuilder *g, SrcLoc loc, Value *x, const int64_t *starts, co
         gb_error(g, loc, "slice: %d axes given for %s", n, T(x));
         return NULL;
     }
-    GbDim dims[8];
-    int st[8], sp[8];
+    /* The bounds are the check rule's (graph_check_slice); values past int32 cannot lie inside a dim. */
+    int st[8], sp[8], sz[8];
     for (int i = 0; i < n; i++) {
-        if (sizes[i] < 0) {
-            gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
-            st[i] = 0, sp[i] = 1;
-            continue;
-        }
+        bool whole = sizes[i] < 0;
         int64_t d = x->type->sym && x->type->sym[i] ? -1 : x->type->dims[i];
         if (sizes[i] == 0 && steps[i] != 0 && starts[i] >= 0 && (d < 0 || starts[i] <= d)) {
             /* an empty slice: no element is read, so it is recorded from 0 by 1 whatever was asked */
-            dims[i] = (GbDim){.lit = 0};
-            st[i] = 0, sp[i] = 1;
+            st[i] = 0, sp[i] = 1, sz[i] = 0;
             continue;
         }
-        int64_t last = starts[i] + (sizes[i] - 1) * steps[i];
-        if (d < 0 || sizes[i] < 1 || steps[i] == 0 || starts[i] < 0 || starts[i] >= d || last < 0 || last >= d) {
+        if (!whole && (starts[i] < INT32_MIN || starts[i] > INT32_MAX || steps[i] < INT32_MIN || steps[i] > INT32_MAX ||
+                       sizes[i] > INT32_MAX)) {
             gb_error(g, loc, "slice: %lld elements from %lld by %lld do not lie inside dim %d of %s", (long long)sizes[i],
                      (long long)starts[i], (long long)steps[i], i, T(x));
             return NULL;
         }
-        dims[i] = (GbDim){.lit = sizes[i]};
-        st[i] = (int)starts[i], sp[i] = (int)steps[i];
+        st[i] = whole ? 0 : (int)starts[i], sp[i] = whole ? 1 : (int)steps[i], sz[i] = whole ? -1 : (int)sizes[i];
     }
-    Op *op = gb_emit(g, OP_G_SLICE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "starts", gb_ints(g, st, n));
-    ir_op_set_attr(g->m, op, "steps", gb_ints(g, sp, n));
-    return op->results;
+    GbAttrs at = {0};
+    gb_attr(&at, "starts", gb_ints(g, st, n));
+    gb_attr(&at, "steps", gb_ints(g, sp, n));
+    gb_attr(&at, "sizes", gb_ints(g, sz, n));
+    Op *op = gb_emit_rule(g, OP_G_SLICE, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 int64_t graph_slice_count(int64_t d, int64_t start, int64_t end, int64_t step, int64_t *first) {

@@ -5,8 +5,6 @@
 
 #define T(v) gb_tstr(g, (v)->type)
 
-static const ShapeExpr *lit(GraphBuilder *g, int64_t v) { return sx_int(g->tmp, v); }
-
 Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a) {
     if (!gb_operands_of(g, loc, "resize", OP_G_RESIZE, -1, &x, 1)) return NULL;
     if (ir_type_is_int(x->type->elem) && a->mode != GRAPH_RESIZE_NEAREST) {
@@ -19,42 +17,29 @@ Value *gb_resize(GraphBuilder *g, SrcLoc loc, Value *x, const GbResize *a) {
         gb_error(g, loc, "resize: the input must have rank 2 to 4 (the last two dims are resized), got %s", T(x));
         return NULL;
     }
-    GbDim dims[4];
-    for (int i = 0; i < rank - 2; i++) gb_make_dim(g, gb_dim(g, x->type, i), &dims[i]);
     for (int i = 0; i < 2; i++) {
-        int d = rank - 2 + i;
         double s = a->scale[i];
         if (!(s > 0) || !isfinite(s) || s > 1 << 20) {
-            gb_error(g, loc, "resize: scale %g of dim %d must be a positive finite number", s, d);
+            gb_error(g, loc, "resize: scale %g of dim %d must be a positive finite number", s, rank - 2 + i);
             return NULL;
         }
-        const ShapeExpr *in = gb_dim(g, x->type, d);
-        int64_t out = a->size[i];
-        if (out < 0 && in->kind == SX_INT) out = (int64_t)floor((double)in->v * s);
-        if (out < 0) {
-            /* A symbolic dim: only a whole-number scale gives a size the shape expressions can state. */
-            if (s != floor(s)) {
-                gb_error(g, loc, "resize: dim %d of %s is symbolic, so its scale must be a whole number (got %g) "
-                         "or its output size given", d, T(x), s);
-                return NULL;
-            }
-            gb_make_dim(g, sx_simplify(g->tmp, sx_bin(g->tmp, SX_MUL, in, lit(g, (int64_t)s))), &dims[d]);
-            continue;
-        }
-        if (out < (in->kind == SX_INT && in->v == 0 ? 0 : 1) || out > INT32_MAX) { /* empty from empty only */
-            gb_error(g, loc, "resize: the output dim %d of %s would be %lld (scale %g)", d, T(x), (long long)out, s);
-            return NULL;
-        }
-        dims[d] = (GbDim){.lit = out};
     }
-    Op *op = gb_emit(g, OP_G_RESIZE, &x, 1, gb_tensor(g, x->type->elem, rank, dims), loc);
-    ir_op_set_attr(g->m, op, "mode", ir_attr_string(g->m, graph_resize_modes()[a->mode]));
-    ir_op_set_attr(g->m, op, "coord", ir_attr_string(g->m, graph_resize_coords()[a->coord]));
-    if (a->mode == GRAPH_RESIZE_NEAREST)
-        ir_op_set_attr(g->m, op, "nearest_mode", ir_attr_string(g->m, graph_resize_rounds()[a->round]));
+    /* The output sizes are the shape rule's (graph_shape_resize) from the scales, or the sizes given; the check rule
+     * (graph_check_resize) words what they cannot be. */
+    GbAttrs at = {0};
+    gb_attr(&at, "mode", ir_attr_string(g->m, graph_resize_modes()[a->mode]));
+    gb_attr(&at, "coord", ir_attr_string(g->m, graph_resize_coords()[a->coord]));
+    if (a->mode == GRAPH_RESIZE_NEAREST) gb_attr(&at, "nearest_mode", ir_attr_string(g->m, graph_resize_rounds()[a->round]));
     Attr *sc[2] = {ir_attr_float(g->m, a->scale[0]), ir_attr_float(g->m, a->scale[1])};
-    ir_op_set_attr(g->m, op, "scales", ir_attr_array(g->m, sc, 2));
-    return op->results;
+    gb_attr(&at, "scales", ir_attr_array(g->m, sc, 2));
+    if (a->size[0] >= 0 || a->size[1] >= 0) {
+        Attr *sz[2];
+        for (int i = 0; i < 2; i++)
+            sz[i] = ir_attr_int(g->m, a->size[i] < 0 ? -1 : a->size[i]);
+        gb_attr(&at, "sizes", ir_attr_array(g->m, sz, 2));
+    }
+    Op *op = gb_emit_rule(g, OP_G_RESIZE, &x, 1, &at, loc, NULL, NULL);
+    return op ? op->results : NULL;
 }
 
 /* The spatial dims' names in messages, by spatial rank. */
@@ -95,17 +80,6 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
                      a->output_padding[i], a->stride[i], a->dilation[i]);
             return NULL;
         }
-    const ShapeExpr *C = gb_dim(g, x->type, 1), *WC = gb_dim(g, w->type, 0), *KG = gb_dim(g, w->type, 1);
-    if (!gb_require_equal(g, C, WC)) {
-        gb_error(g, loc, "cannot %s %s with weight %s: dim 1 of the input (channels) is %s vs dim 0 of the weight %s",
-                 name, T(x), T(w), gb_dim_text(g, C), gb_dim_text(g, WC));
-        return NULL;
-    }
-    if (a->groups > 1 && !gb_require_equal(g, sx_bin(g->tmp, SX_MOD, C, lit(g, a->groups)), lit(g, 0))) {
-        gb_error(g, loc, "%s: %s has %s input channels, not a multiple of groups %d", name, T(x), gb_dim_text(g, C),
-                 a->groups);
-        return NULL;
-    }
     for (int i = 0; i < nsp; i++) { /* the output size formula counts from the last input element */
         const ShapeExpr *in = gb_dim(g, x->type, 2 + i);
         if (in->kind == SX_INT && in->v == 0) {
@@ -114,12 +88,7 @@ Value *gb_conv_transpose(GraphBuilder *g, SrcLoc loc, Value *x, Value *w, Value 
             return NULL;
         }
     }
-    const ShapeExpr *K = sx_simplify(g->tmp, sx_bin(g->tmp, SX_MUL, KG, lit(g, a->groups)));
-    if (bias && !gb_require_equal(g, gb_dim(g, bias->type, 0), K)) {
-        gb_error(g, loc, "cannot %s with weight %s and bias %s: the output channels are %s (weight dim 1 * groups) vs %s",
-                 name, T(w), T(bias), gb_dim_text(g, K), gb_dim_text(g, gb_dim(g, bias->type, 0)));
-        return NULL;
-    }
+    /* channels against the weight, groups and the bias: the GRAPH_CHECK rule, run by gb_emit_rule */
     GbAttrs at = {0};
     gb_attr(&at, "stride", gb_ints(g, a->stride, nsp));
     gb_attr(&at, "padding", gb_ints(g, a->padding, 2 * nsp));

@@ -186,7 +186,7 @@ const char *graph_op_label(const Op *op) {
 
 GraphImap graph_op_imap(OpKind k) {
     switch (k) {
-#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return GRAPH_IMAP_##IMAP;
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return GRAPH_IMAP_##IMAP;
 #include "graph_ops.def"
     default: return GRAPH_IMAP_NONE;
     }
@@ -194,7 +194,7 @@ GraphImap graph_op_imap(OpKind k) {
 
 const char *graph_op_std(OpKind k) {
     switch (k) {
-#define GRAPH_OP(KIND, IMAP, STD) case OP_##KIND: return STD;
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return STD;
 #include "graph_ops.def"
     default: return NULL;
     }
@@ -207,6 +207,14 @@ GraphProAt graph_op_prologue(OpKind k, int operand) {
     case OP_##OP: return ((OPERANDS) >> operand & 1) ? GRAPH_PRO_##AT : GRAPH_PRO_NONE;
 #include "graph_ops.def"
     default: return GRAPH_PRO_NONE;
+    }
+}
+
+bool graph_op_stores_direct(OpKind k) {
+    switch (k) {
+#define GRAPH_OP(KIND, IMAP, DIRECT, STD) case OP_##KIND: return DIRECT;
+#include "graph_ops.def"
+    default: return false;
     }
 }
 

@@ -64,6 +64,9 @@ const char *graph_op_label(const Op *op);
 /* The index map class and std kernel (NULL: none) of graph IR op k; GRAPH_IMAP_NONE / NULL for other ops. */
 GraphImap graph_op_imap(OpKind k);
 const char *graph_op_std(OpKind k);
+/* Whether graph IR op k's kernel stores its result through a view of the result tensor itself (its GRAPH_OP row's
+ * DIRECT column), so that the result may be a strided window of another tensor's buffer; false for other ops. */
+bool graph_op_stores_direct(OpKind k);
 /* Whether graph IR op k of kind `kind` (-1: an op without kinds) takes integer tensors (i32, i64): a GRAPH_INT row
  * of graph_ops.def names the op (NONE: all its kinds) or the kind. */
 bool graph_takes_ints(OpKind k, int kind);
@@ -105,7 +108,7 @@ const char *const *graph_names(GraphNames n, OpKind op);
 #define GRAPH_LEN_SPATIAL (-3)
 #define GRAPH_LEN_PADS (-4)
 
-typedef enum GraphAttrKind { GA_INT, GA_FLOAT, GA_BOOL, GA_INTS, GA_FLOATS, GA_STRING, GA_SYMBOL, GA_ARGS } GraphAttrKind;
+typedef enum GraphAttrKind { GA_INT, GA_FLOAT, GA_BOOL, GA_INTS, GA_FLOATS, GA_STRING, GA_SYMBOL, GA_ARGS, GA_DIMS } GraphAttrKind;
 
 /* A GRAPH_ATTR row: attribute `name` of graph IR op `op`. */
 typedef struct GraphAttr {

@@ -1,6 +1,7 @@
 /* The result-shape rules of graph IR ops (graph_shape.h): one function per GRAPH_SHAPE row of graph_ops.def.
  * docs/graphs.md section 2 states each rule in words. */
 #include "graph_shape.h"
+#include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ reading operands and attributes */
@@ -242,6 +243,62 @@ bool graph_shape_pad(const GraphShapeIn *in, GraphShapeOut *out) {
     for (int i = 0; i < rank; i++) {
         const ShapeExpr *d = DIM(in->opnds[0], i);
         out->dims[i] = before[i] || after[i] ? BIN(SX_ADD, d, LIT(before[i] + after[i])) : d;
+    }
+    return true;
+}
+
+/* reshape: the dims its `shape` lists, each a literal or a symbol of the graph (the element count is its check
+ * rule's: graph_check_reshape). */
+bool graph_shape_reshape(const GraphShapeIn *in, GraphShapeOut *out) {
+    const Attr *shape = attr(in, "shape");
+    if (!rank_in(in, 0, 0, 8) || !shape || shape->kind != ATTR_ARRAY || shape->n > 8) return false;
+    out->rank = shape->n;
+    for (int i = 0; i < shape->n; i++) {
+        const Attr *d = shape->items[i];
+        if (d->kind == ATTR_INT) out->dims[i] = LIT(d->i);
+        else if (d->kind == ATTR_STRING && d->s && *d->s) out->dims[i] = sx_sym(in->a, d->s);
+        else return false;
+    }
+    return true;
+}
+
+/* slice: `sizes` elements of each dim (-1: the whole dim, from 0 by 1); where they start and their steps are the
+ * check rule's (graph_check_slice). */
+bool graph_shape_slice(const GraphShapeIn *in, GraphShapeOut *out) {
+    int64_t sizes[8];
+    if (!rank_in(in, 0, 1, 8) || !ints(in, "sizes", in->opnds[0]->rank, sizes, NULL)) return false;
+    out->rank = in->opnds[0]->rank;
+    for (int i = 0; i < out->rank; i++) out->dims[i] = sizes[i] < 0 ? DIM(in->opnds[0], i) : LIT(sizes[i]);
+    return true;
+}
+
+/* One resized dim: `size` when given (>= 0), else floor(x * scale); a symbolic x only by a whole number
+ * (x * scale). NULL: a symbolic x with a fractional scale and no size, or a literal one past INT32_MAX, which
+ * the check rule reports (graph_check_resize). */
+const ShapeExpr *graph_shape_resized(Arena *a, const ShapeExpr *x, double scale, int64_t size) {
+    if (size >= 0) return sx_int(a, size);
+    if (x->kind == SX_INT) {
+        double o = floor((double)x->v * scale);
+        return o >= 0 && o <= INT32_MAX ? sx_int(a, (int64_t)o) : NULL;
+    }
+    if (scale != floor(scale) || !(scale >= 1) || scale > 1 << 20) return NULL;
+    return sx_simplify(a, sx_bin(a, SX_MUL, x, sx_int(a, (int64_t)scale)));
+}
+
+/* resize: the leading dims kept, the last two resized by `scales`, or to `sizes` where given. */
+bool graph_shape_resize(const GraphShapeIn *in, GraphShapeOut *out) {
+    const Attr *scales = attr(in, "scales");
+    int64_t sizes[2] = {-1, -1};
+    if (!rank_in(in, 0, 2, 4) || !scales || scales->kind != ATTR_ARRAY || scales->n != 2 ||
+        (attr(in, "sizes") && !ints(in, "sizes", 2, sizes, NULL)))
+        return false;
+    const Type *x = in->opnds[0];
+    graph_shape_same(in, out);
+    for (int i = 0; i < 2; i++) {
+        const Attr *s = scales->items[i];
+        if (s->kind != ATTR_FLOAT) return false;
+        int d = x->rank - 2 + i;
+        if (!(out->dims[d] = graph_shape_resized(in->a, DIM(x, d), s->f, sizes[i]))) return false;
     }
     return true;
 }

@@ -34,10 +34,12 @@ typedef bool (*GraphShapeFn)(const GraphShapeIn *in, GraphShapeOut *out);
 #define GRAPH_SHAPE(OP, FN) bool FN(const GraphShapeIn *in, GraphShapeOut *out);
 #include "graph_ops.def"
 
-/* The rule of graph IR op k (its GRAPH_SHAPE row), or NULL: no row (the op's result type is its own choice, as
- * reshape's, slice's and resize's are: the element count, the bounds and the output size are checked where
- * they are chosen) or not a graph op. */
+/* The rule of graph IR op k (its GRAPH_SHAPE row), or NULL: no row or not a graph op. */
 GraphShapeFn graph_shape_fn(OpKind k);
+
+/* One dim of graph.resize's result: `size` when >= 0, else floor(x * scale) (x a literal), or x * scale (a symbol
+ * and a whole-number scale); NULL when neither applies or the size would pass INT32_MAX. In a. */
+const ShapeExpr *graph_shape_resized(Arena *a, const ShapeExpr *x, double scale, int64_t size);
 
 /* One dim of a tensor type as an expression: its literal or its symbol (a). */
 const ShapeExpr *graph_shape_dim(Arena *a, const Type *t, int i);

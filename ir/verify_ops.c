@@ -647,6 +647,17 @@ static bool attr_row_ok(Verifier *v, Op *op, const GraphAttr *r) {
     case GA_BOOL: return kind_attr(v, op, r->name, ATTR_BOOL, "a bool");
     case GA_SYMBOL: return kind_attr(v, op, r->name, ATTR_SYMBOL, "a symbol (@name)");
     case GA_ARGS: return kind_attr(v, op, r->name, ATTR_ARRAY, "an array");
+    case GA_DIMS: {
+        bool ok = attr_is(a, ATTR_ARRAY) && a->n <= 8;
+        for (int i = 0; ok && i < a->n; i++) {
+            const Attr *d = a->items[i];
+            ok = (d->kind == ATTR_INT && d->i >= ilo && d->i <= ihi) || (d->kind == ATTR_STRING && d->s && *d->s);
+        }
+        if (!ok)
+            ERR("'%s' needs an attribute '%s': a list of at most 8 dims, each an integer >= %lld or a symbol (\"N\")",
+                NAME, r->name, (long long)ilo);
+        return ok;
+    }
     case GA_STRING: return enum_attr(v, op, r->name, graph_names(r->names, op->kind));
     case GA_INTS: return ints_attr(v, op, r->name, len, ilo, ihi);
     case GA_FLOAT:

@@ -132,28 +132,6 @@ static int group_members(GpGraph *g, Op *op, Op **mem, int cap) {
     return n;
 }
 
-/* Whether op's kernel stores its result through a view of the result tensor itself (with perm or broadcast
- * to more dims, never an alias), so that the tensor may be a strided window (graph_plan_ops.c). */
-static bool stores_direct(const Op *op) {
-    switch (op->kind) {
-    case OP_G_CONV2D:
-    case OP_G_CONV_TRANSPOSE:
-    case OP_G_POOL:
-    case OP_G_MATMUL:
-    case OP_G_UNARY:
-    case OP_G_BINARY:
-    case OP_G_MAP:
-    case OP_G_COMPARE:
-    case OP_G_LOGIC:
-    case OP_G_WHERE:
-    case OP_G_TRANSPOSE:
-    case OP_G_SLICE:
-    case OP_G_RESIZE:
-    case OP_G_PAD: return true;
-    default: return false;
-    }
-}
-
 /* Why concat op copies its operands into a buffer of its own (NULL: its operands can be placed). */
 static const char *concat_refusal(GpGraph *g, Op *op, int *axis) {
     const Attr *ax = ir_op_attr(op, "axis");
@@ -196,7 +174,7 @@ static const char *value_refusal(GpGraph *g, Value *v) {
             store = mem[i];
             break;
         }
-    if (!stores_direct(store))
+    if (!graph_op_stores_direct(store->kind))
         return arena_printf(g->a, "the kernel of %s stores through a reshaped view, which a strided slice cannot take",
                             ir_op_info[store->kind].name);
     return NULL;

@@ -14,6 +14,9 @@ Two rules over the C sources and the grammar (tests excluded):
   3. every unary and binary kind K has its fn std_K in lang/std/elementwise.tile (its only formula),
      and no kernel there dispatches on an OP code: the lowering splices the kind's fn at std_unary's
      store, so a new unary or binary kind needs no case in any kernel.
+  4. every graph-level op of ir/ops.def has its GRAPH_OP row (index map class, DIRECT, std kernel) and its
+     GRAPH_SHAPE row (the rule its result type follows from: an op whose result shape is a choice states it
+     as an attribute), and no GRAPH_SHAPE or GRAPH_CHECK row names an op twice.
 Prints every offending line as FILE:LINE: ... and exits 1, or prints a summary and exits 0."""
 import os
 import re
@@ -71,8 +74,20 @@ if os.path.isdir(std):
     for m in re.finditer(r'kernel (\w+)\(.*?\n}', text, re.S):
         if re.search(r'\bOP\b', m.group(0)):
             bad.append(f"lang/std/elementwise.tile: {m.group(1)} dispatches on OP; pointwise kinds are spliced as their fns")
+# Rule 4: one GRAPH_OP and one GRAPH_SHAPE row per graph-level op, at most one GRAPH_CHECK row.
+graph_ops = re.findall(r'^OP\((G_\w+),\s*"graph\.\w+",\s*GRAPH\b', open(os.path.join(root, "ir/ops.def")).read(), re.M)
+rows = {kind: re.findall(r'^' + kind + r'\((G_\w+),', table, re.M) for kind in ("GRAPH_OP", "GRAPH_SHAPE", "GRAPH_CHECK")}
+for op in graph_ops:
+    for kind in ("GRAPH_OP", "GRAPH_SHAPE"):
+        if rows[kind].count(op) != 1:
+            bad.append(f"ir/graph_ops.def: graph op {op} has {rows[kind].count(op)} {kind} rows, not 1")
+    if rows["GRAPH_CHECK"].count(op) > 1:
+        bad.append(f"ir/graph_ops.def: graph op {op} has {rows['GRAPH_CHECK'].count(op)} GRAPH_CHECK rows")
+if not graph_ops:
+    bad.append("ir/ops.def: no graph-level OP rows found")
 for b in bad:
     print(b)
 if bad:
     sys.exit(1)
-print(f"ok: {sum(len(v) for v in kinds.values())} kinds in {len(kinds)} classes, {nfiles} files checked")
+print(f"ok: {sum(len(v) for v in kinds.values())} kinds in {len(kinds)} classes, {len(graph_ops)} graph ops with "
+      f"their shape rules, {nfiles} files checked")

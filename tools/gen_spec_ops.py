@@ -28,7 +28,7 @@ def generate(root):
     ops_def = open(os.path.join(root, "ir/ops.def")).read()
     ir_name = dict(re.findall(r'^OP\((\w+),\s*"([^"]+)"', ops_def, re.M))
     out = [BEGIN, "", "| IR op | index map | unfused kernel (lang/std) |", "|---|---|---|"]
-    for kind, imap, std in re.findall(r'^GRAPH_OP\((\w+),\s*(\w+),\s*(NULL|"[^"]*")\)', table, re.M):
+    for kind, imap, std in re.findall(r'^GRAPH_OP\((\w+),\s*(\w+),\s*[01],\s*(NULL|"[^"]*")\)', table, re.M):
         kernel = "none (a view)" if std == "NULL" else "`%s`" % std.strip('"')
         out.append("| `%s` | %s | %s |" % (ir_name.get(kind, kind), imap.lower(), kernel))
     out += ["", "| class | kind (`kind` attribute) | one-argument .tile call | ONNX op |", "|---|---|---|---|"]

@@ -447,7 +447,7 @@ static void test_opsets(void) {
     build_unary(&b, 13, "Flatten");
     mb_attr_int(&b, &b.nodes[0], "axis", -1);
     r = import_mb(&b);
-    CHECK(r.ok && contains(r.ir, "graph.reshape %x : tensor<f32>[2, 5]"));
+    CHECK(r.ok && contains(r.ir, "graph.reshape %x {shape = [2, 5]} : tensor<f32>[2, 5]"));
     imported_free(&r);
 }
 
@@ -521,7 +521,7 @@ static void test_reshape(void) {
     mb_node(&b, "Reshape", 2, in, "y");
     mb_output(&b, "y", 2, yd);
     Imported r = import_mb(&b);
-    CHECK(r.ok && contains(r.ir, "graph.reshape %x : tensor<f32>[N, 24]"));
+    CHECK(r.ok && contains(r.ir, "graph.reshape %x {shape = [\"N\", 24]} : tensor<f32>[N, 24]"));
     CHECK(r.ok && contains(r.ir, "params = []")); /* the shape is read at import, not a param */
     imported_free(&r);
     b.graph.n_initializer = 0; /* now 'shape' is undefined */
