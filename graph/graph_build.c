@@ -156,14 +156,15 @@ const Type *gb_rule_type(GraphBuilder *g, OpKind kind, Value **ops, int n, const
         gb_error(g, loc, "internal error: the shape rule of %s does not apply to its operands", ir_op_info[kind].name);
         return NULL;
     }
-    /* A result dim of 0 comes only from an empty operand (a literal 0 dim): from non-empty ones it is a
-     * window that does not fit (a conv kernel wider than its padded input), which is refused. */
+    /* A window op's result dim of 0 comes only from an empty operand (a literal 0 dim): from non-empty ones it
+     * is a window that does not fit (a conv kernel wider than its padded input), which is refused. Other ops
+     * select (a slice past the end is empty), and their check rules say what they may not be. */
     bool empty = false;
     for (int i = 0; i < n; i++)
         for (int d = 0; d < types[i]->rank; d++) empty |= !(types[i]->sym && types[i]->sym[d]) && types[i]->dims[d] == 0;
     GbDim dims[8];
     for (int i = 0; i < out.rank; i++)
-        if (!gb_make_dim(g, out.dims[i], &dims[i]) || (!dims[i].sym && dims[i].lit == 0 && !empty)) {
+        if (!gb_make_dim(g, out.dims[i], &dims[i]) || (!dims[i].sym && dims[i].lit == 0 && !empty && graph_op_imap(kind) == GRAPH_IMAP_WINDOW)) {
             if (bad) {
                 *bad = i;
                 *bad_lit = dims[i].lit;
