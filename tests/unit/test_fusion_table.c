@@ -240,16 +240,11 @@ static const Case cases[] = {
 int main(void) {
     int st = emu_test_begin("test_fusion_table", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)compare_at, (void)cdiv, (void)std_launch, (void)std_unload_all, (void)std_kernel;
-    (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/fusion_table.tile";
-    TlrtModule *f = load_graphs(rel, "fusion_table", true), *u = load_graphs(rel, "fusion_table", false);
+    GraphPair g = graph_pair_load(rel, "fusion_table");
+    TlrtModule *f = g.fused, *u = g.unfused;
     for (size_t i = 0; f && u && i < sizeof cases / sizeof *cases; i++) test_case(f, u, &cases[i]);
-    if (f) tlrt_module_unload(f);
-    if (u) tlrt_module_unload(u);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    graph_pair_unload(&g);
+    return emu_test_end();
 }

@@ -198,7 +198,8 @@ int main(void) {
     if (st >= 0) return st;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/graph_bool.tile";
-    TlrtModule *f = load_graphs(rel, "graph_bool", true), *u = load_graphs(rel, "graph_bool", false);
+    GraphPair g = graph_pair_load(rel, "graph_bool");
+    TlrtModule *f = g.fused, *u = g.unfused;
     for (size_t ci = 0; f && u && ci < sizeof cases / sizeof *cases; ci++) {
         const Case *c = &cases[ci];
         Buf in[MAXT];
@@ -210,7 +211,6 @@ int main(void) {
         run_case(u, c, in, false);
         for (int k = 0; k < c->nin; k++) buf_free(&in[k]);
     }
-    if (f) tlrt_module_unload(f);
-    if (u) tlrt_module_unload(u);
+    graph_pair_unload(&g);
     return emu_test_end();
 }

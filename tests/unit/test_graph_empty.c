@@ -308,7 +308,6 @@ static void case_bind_errors(TlrtModule *m) {
 int main(void) {
     int st = emu_test_begin("test_graph_empty", "tl_emu_tid");
     if (st >= 0) return st;
-    (void)compile_tile, (void)dev_alloc;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/graph_empty.tile";
     for (int fused = 1; fused >= 0; fused--) {
@@ -323,7 +322,5 @@ int main(void) {
         if (fused) case_bind_errors(m);
         tlrt_module_unload(m);
     }
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    return emu_test_end();
 }

@@ -175,9 +175,9 @@ int main(void) {
     if (st >= 0) return st;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/graph_fn.tile";
-    TlrtModule *f = load_graphs(rel, "graph_fn", true), *u = load_graphs(rel, "graph_fn", false);
+    GraphPair g = graph_pair_load(rel, "graph_fn");
+    TlrtModule *f = g.fused, *u = g.unfused;
     for (size_t i = 0; f && u && i < sizeof cases / sizeof *cases; i++) test_case(f, u, &cases[i]);
-    if (f) tlrt_module_unload(f);
-    if (u) tlrt_module_unload(u);
+    graph_pair_unload(&g);
     return emu_test_end();
 }

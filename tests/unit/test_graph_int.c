@@ -238,7 +238,8 @@ int main(void) {
     if (st >= 0) return st;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
     const char *rel = "tests/unit/Inputs/graph_int.tile";
-    TlrtModule *f = load_graphs(rel, "graph_int", true), *u = load_graphs(rel, "graph_int", false);
+    GraphPair g = graph_pair_load(rel, "graph_int");
+    TlrtModule *f = g.fused, *u = g.unfused;
     for (size_t ci = 0; f && u && ci < sizeof cases / sizeof *cases; ci++) {
         const Case *c = &cases[ci];
         Buf x = buf_new(c->in, (size_t)A * B), y = buf_new(c->in, B);
@@ -247,7 +248,6 @@ int main(void) {
         buf_free(&x);
         buf_free(&y);
     }
-    if (f) tlrt_module_unload(f);
-    if (u) tlrt_module_unload(u);
+    graph_pair_unload(&g);
     return emu_test_end();
 }

@@ -164,16 +164,10 @@ static const AxesCase cases[] = {
 int main(void) {
     int st = emu_test_begin("test_graph_reduce_axes", "tl_emu_tid");
     if (st >= 0) return st;
-    /* Helpers of emu_util.h / std_util.h this test does not need (they are static, not inline). */
-    (void)compile_tile, (void)casename, (void)compare, (void)cdiv, (void)std_launch, (void)std_unload_all;
-    (void)std_kernel, (void)bcast_strides, (void)t_view;
     CHECK(tlrt_create(TLRT_DEVICE_EMU, &ctx) == TLRT_OK);
-    TlrtModule *f = load_graphs("tests/unit/Inputs/reduce_axes.tile", "reduce_axes", true);
-    TlrtModule *u = load_graphs("tests/unit/Inputs/reduce_axes.tile", "reduce_axes", false);
+    GraphPair g = graph_pair_load("tests/unit/Inputs/reduce_axes.tile", "reduce_axes");
+    TlrtModule *f = g.fused, *u = g.unfused;
     for (size_t i = 0; f && u && i < sizeof cases / sizeof *cases; i++) test_case(f, u, &cases[i]);
-    if (f) tlrt_module_unload(f);
-    if (u) tlrt_module_unload(u);
-    tlrt_destroy(ctx);
-    emu_remove_workdir();
-    return check_summary();
+    graph_pair_unload(&g);
+    return emu_test_end();
 }
