@@ -84,4 +84,5 @@ def main(argv):
     sys.stdout.buffer.write(model)
 
 
-main(sys.argv)
+if __name__ == "__main__":  # the other writers here import varint and field
+    main(sys.argv)

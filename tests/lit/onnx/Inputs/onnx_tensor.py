@@ -7,29 +7,14 @@ usage: onnx_tensor.py NAME TYPE D0,D1,... VALUES
 TYPE is float or int64; VALUES is a comma-separated list in row-major order (inf, -inf and nan allowed for
 float), or '-' for none (a tensor with a dim of 0), or 'iota' (0, 1, 2, ...: as many as the dims hold)."""
 import math
+import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_model import field  # noqa: E402 (one protobuf encoder for the writers here)
+
 DT = {"float": (1, "<f"), "int64": (7, "<q")}
-
-
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def field(num, payload):
-    if isinstance(payload, int):
-        return varint(num << 3) + varint(payload)
-    if isinstance(payload, str):
-        payload = payload.encode()
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 def main(argv):

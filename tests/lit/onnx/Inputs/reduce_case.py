@@ -12,25 +12,10 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_model import field  # noqa: E402 (one protobuf encoder for the writers here)
+
 here = os.path.dirname(os.path.abspath(__file__))
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def field(num, payload):
-    if isinstance(payload, int):
-        return varint(num << 3) + varint(payload)
-    if isinstance(payload, str):
-        payload = payload.encode()
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 def tensor(name, dims, vals):
