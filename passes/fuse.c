@@ -55,8 +55,11 @@ static bool own_kernel(const Op *op) {
 
 /* Why consumer c (index ci) cannot join the group of its chain operand r's producer (index pi), or
  * NULL when it can. Checked in the order of section 7's list. */
-static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value *r) {
+/* Why the edge pi -> ci (through r) is not fused; *placed: the edge moves no data of its own (a concat's operand
+ * that its producer stores in place), so the remark counts no bytes for it. */
+static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value *r, bool *placed) {
     const Op *c = f->ops[ci];
+    *placed = false;
     if (own_kernel(c) || own_kernel(f->ops[pi]))
         return arena_printf(a, "integer tensors and casts run as kernels of their own (%s)",
                             short_name(own_kernel(c) ? c : f->ops[pi]));
@@ -72,6 +75,14 @@ static const char *refusal(const Fuse *f, Arena *a, int pi, int ci, const Value 
     if (f->ops[f->store[f->anchor[pi]]]->kind == OP_G_CONCAT)
         return arena_printf(a, "concat has no store of its own to apply %s at: each of its operands is written into its "
                             "slice of one buffer, by the operand's producer or by a copy", short_name(c));
+    /* A concat consumer is placed too: the producer's kernel stores straight into its slice of the concat's
+     * buffer, so the edge costs no DRAM traffic of its own (where the plan copies instead, its placement
+     * remark says why). */
+    if (c->kind == OP_G_CONCAT) {
+        *placed = true;
+        return arena_printf(a, "concat is placed, not computed: %s's kernel stores %s into its slice of the concat's "
+                            "buffer", short_name(f->ops[f->anchor[pi]]), graph_value_name(a, r));
+    }
     /* Whether c can join is decided by its index map class (ir/graph_ops.def), not its name: a reduction or a
      * contraction reads a whole row (or column) of its input per output element, a window a neighbourhood of
      * it (a halo), a gather elements at other indices; all of them need elements other CTAs of the
@@ -201,7 +212,8 @@ static void partition(Fuse *f, Arena *a) {
             const Value *r = f->ops[cur]->results;
             int c = sole_user(f, cur, r);
             if (c < 0 || f->group[c] >= 0) break;
-            if (!refusal(f, a, cur, c, r)) f->sides[i] += fuse_cost_sides(f->ops[c], r);
+            bool placed;
+            if (!refusal(f, a, cur, c, r, &placed)) f->sides[i] += fuse_cost_sides(f->ops[c], r);
             else if (!prologue(f, a, i, cur, c)) break;
             f->group[c] = f->group[i];
             f->anchor[c] = i;
@@ -304,14 +316,18 @@ static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
                 continue;
             }
             const char *why;
+            bool placed = false;
             if (f->group[ci] == f->group[pi]) continue; /* a value used twice inside one group cannot happen */
             if (f->prev[ci] >= 0) why = arena_printf(a, "%s is a side input of kernel %d", graph_value_name(a, r), f->group[ci]);
-            else why = refusal(f, a, pi, ci, r);
+            else why = refusal(f, a, pi, ci, r, &placed);
             if (!why) why = "the consumer starts its own kernel";
             if (f->pro_why[ci] && f->prev[ci] < 0)
                 why = arena_printf(a, "%s; not as its prologue either: %s", why, f->pro_why[ci]);
-            diag_remark(d, c->loc, "not fused: %s -> %s: %s (keeps %s bytes of DRAM traffic)", short_name(p),
-                        short_name(c), why, graph_bytes_text(a, r->type, 2));
+            if (placed)
+                diag_remark(d, c->loc, "not fused: %s -> %s: %s", short_name(p), short_name(c), why);
+            else
+                diag_remark(d, c->loc, "not fused: %s -> %s: %s (keeps %s bytes of DRAM traffic)", short_name(p),
+                            short_name(c), why, graph_bytes_text(a, r->type, 2));
         }
     }
 }
