@@ -175,6 +175,9 @@ int gp_window(GpGraph *g, int src, const char *const *offs, const char *const *d
 void gp_bind_value(GpGraph *g, Value *v, int t);
 /* A launch of kernel k appended to the plan, with its grid. */
 GpLaunch *gp_launch(GpGraph *g, Func *k, const char *gx, const char *gy, const char *gz, SrcLoc loc);
+/* Whether l's grid has a literal 0 dim (an empty tensor of literal shape): no program would run, so the plan
+ * leaves it out. A grid that is 0 only at run time is skipped by the runtime instead. */
+bool gp_launch_is_empty(const GpLaunch *l);
 /* Appends a view argument: tensor t, optionally permuted (perm NULL: none) then broadcast to shape (NULL:
  * none; a shape textually equal to the view's dims is dropped). */
 void gp_arg_view(GpGraph *g, GpLaunch *l, int t, const int *perm, int nperm, const char *const *shape, int nshape);

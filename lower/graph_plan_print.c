@@ -118,6 +118,7 @@ void gp_print(GpGraph *g, const char *const *out_names, const int *outs, int nou
         for (int i = 0; i < g->launches.len; i++) {
             GpLaunch *l = g->launches.items[i];
             if (l->prepare != (pass == 0)) continue;
+            if (gp_launch_is_empty(l)) continue; /* a literal 0 in the grid: no program would run (an empty tensor) */
             sb_printf(sb, "%s %s %s %s %s %d\n", l->prepare ? "prepare" : "launch", l->kernel->name, l->grid[0], l->grid[1],
                       l->grid[2], l->nargs);
             for (int k = 0; k < l->nargs; k++) put_arg(g, &l->args[k], sb);

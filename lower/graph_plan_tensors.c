@@ -256,6 +256,12 @@ GpLaunch *gp_launch(GpGraph *g, Func *k, const char *gx, const char *gy, const c
     return l;
 }
 
+bool gp_launch_is_empty(const GpLaunch *l) {
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(l->grid[i], "0")) return true;
+    return false;
+}
+
 static GpArg *new_arg(GpGraph *g, GpLaunch *l) {
     if (l->nargs == l->cap) {
         int cap = l->cap ? 2 * l->cap : 8;
