@@ -161,10 +161,10 @@ static bool env_init(Env *e, const Func *g, const char *dims, DiagEngine *d) {
         if (!end) end = p + strlen(p);
         char *num_end = NULL;
         long long v = eq && eq < end ? strtoll(eq + 1, &num_end, 10) : 0;
-        bool ok = eq && eq > p && eq < end && num_end == end && v >= 1 && (isalpha((unsigned char)*p) || *p == '_');
+        bool ok = eq && eq > p && eq < end && num_end == end && v >= 0 && (isalpha((unsigned char)*p) || *p == '_');
         for (const char *q = p; ok && q < eq; q++) ok = isalnum((unsigned char)*q) || *q == '_';
         if (!ok) {
-            diag_error(d, NOLOC, "--dims expects NAME=VALUE,... with each VALUE an integer >= 1, got '%.*s'", (int)(end - p), p);
+            diag_error(d, NOLOC, "--dims expects NAME=VALUE,... with each VALUE an integer >= 0, got '%.*s'", (int)(end - p), p);
             return false;
         }
         env_set(e, arena_strndup(e->a, p, (size_t)(eq - p)), v);
@@ -249,6 +249,7 @@ typedef struct Kernel {
     double read, written, flops;
     StrBuf ops;
     bool prepare, view;
+    bool empty; /* its store has no elements (a dim bound to 0): the plan launches nothing */
     int64_t group; /* the `group` of its ops, or its position when they have none */
 } Kernel;
 
@@ -280,7 +281,9 @@ static void account(Env *e, const Func *g, Op **ops, int n, Kernel *k) {
     ptrvec_free(&seen);
     k->prepare = graph_op_is_prepare(ops[0]);
     k->view = ops[0]->kind == OP_G_RESHAPE;
-    if (k->view) k->read = k->written = 0;
+    /* ops[n-1] is the kernel's store (its ops are in program order); a reduction of an empty input still stores. */
+    k->empty = numel(e, ops[n - 1]->results->type) == 0;
+    if (k->view || k->empty) k->read = k->written = k->flops = 0;
 }
 
 /* The kernels of g: by `group` when by_group (ops without one are their own), else one per op. */
@@ -315,7 +318,7 @@ static void free_kernels(Kernel *ks, int n) {
 static void totals(const Kernel *ks, int n, const TgtTarget *tgt, GrTotals *t) {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < n; i++) {
-        if (ks[i].prepare || ks[i].view) continue;
+        if (ks[i].prepare || ks[i].view || ks[i].empty) continue;
         t->read += ks[i].read, t->written += ks[i].written, t->flops += ks[i].flops, t->kernels++;
         for (int gi = 0; gi < TGT_GPU_COUNT; gi++) {
             const TgtGpu *gpu = tgt_gpu_at(gi);
@@ -372,6 +375,11 @@ bool gr_traffic_report(const Func *g, const char *dims, const TgtTarget *tgt, co
         for (int i = 0; i < nk; i++) {
             const Kernel *k = &ks[i];
             if (k->view) continue;
+            if (k->empty) {
+                fprintf(out, "%s %lld (%s): no elements, not launched\n", k->prepare ? "prepare" : "kernel",
+                        (long long)k->group, k->ops.data ? k->ops.data : "");
+                continue;
+            }
             fprintf(out, "%s %lld (%s): read %.0f B, write %.0f B, %.0f FLOP", k->prepare ? "prepare" : "kernel",
                     (long long)k->group, k->ops.data ? k->ops.data : "", k->read, k->written, k->flops);
             if (k->prepare) fputs(", once per bind (not per run)\n", out);
