@@ -141,6 +141,29 @@ static inline bool plan_run_graph(TlrtPlan *p, const char *graph, const GraphArg
     return ok;
 }
 
+/* Makes the plan of `graph` in mod, runs it through plan_run_graph and returns its output downloaded into a
+ * fresh tensor of n elements of dt (dev cleared: the plan owned that memory; t_free it), or {0} after an error
+ * (a failed check, the reason printed). *launches: the plan's launches per run (prepares excluded). */
+static inline Tensor graph_run(TlrtModule *mod, const char *graph, const GraphArg *args, int nargs, size_t n, Dt dt,
+                               int *launches) {
+    Tensor out = {0};
+    TlrtPlan *p = NULL;
+    if (tlrt_plan_create(mod, graph, &p) != TLRT_OK) {
+        fprintf(stderr, "%s: plan: %s\n", graph, tlrt_last_error(ctx));
+        CHECK(false);
+        return out;
+    }
+    *launches = tlrt_plan_launch_count(p);
+    TlrtView v;
+    if (plan_run_graph(p, graph, args, nargs, n, dt, &v)) {
+        out = (Tensor){dt, n, v.data, malloc(n * sizeof(float) + 1)};
+        t_download(&out);
+        out.dev = NULL;
+    }
+    tlrt_plan_destroy(p);
+    return out;
+}
+
 /* A view of t: sizes and strides (elements) as given; strides NULL = contiguous row-major. */
 static inline TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int64_t *strides) {
     TlrtArg a = tlrt_arg_view(t->dev, rank, sizes);

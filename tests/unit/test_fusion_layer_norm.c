@@ -89,16 +89,8 @@ static double *reference(const LnCase *c, const LnData *d, double **mag) {
     return y;
 }
 
-/* Runs c's graph of mod; the output "out" downloaded into a fresh tensor, or {0} after an error.
- * *launches: the plan's launch count. */
+/* Runs c's graph of mod (graph_run: the output downloaded, *launches the plan's launches). */
 static Tensor run(TlrtModule *mod, const LnCase *c, const LnData *d, int *launches) {
-    Tensor out = {0};
-    TlrtPlan *p = NULL;
-    if (tlrt_plan_create(mod, c->graph, &p) != TLRT_OK) {
-        fprintf(stderr, "%s: plan: %s\n", c->graph, tlrt_last_error(ctx));
-        return out;
-    }
-    *launches = tlrt_plan_launch_count(p);
     const int64_t *nd = c->dims + c->axis, *ch = c->dims + c->rank - 1;
     int nr = c->rank - c->axis;
     GraphArg args[5] = {{"x", false, c->rank, c->dims, &d->x}};
@@ -109,15 +101,7 @@ static Tensor run(TlrtModule *mod, const LnCase *c, const LnData *d, int *launch
         args[n++] = (GraphArg){"g", true, nr, nd, &d->g};
         args[n++] = (GraphArg){"b", true, nr, nd, &d->b};
     }
-    size_t numel = (size_t)prod(c->dims, 0, c->rank);
-    TlrtView v;
-    if (plan_run_graph(p, c->graph, args, n, numel, c->dt, &v)) {
-        out = (Tensor){c->dt, numel, v.data, malloc(numel * sizeof(float))};
-        t_download(&out);
-        out.dev = NULL;
-    }
-    tlrt_plan_destroy(p);
-    return out;
+    return graph_run(mod, c->graph, args, n, (size_t)prod(c->dims, 0, c->rank), c->dt, launches);
 }
 
 static void test_case(TlrtModule *fused, TlrtModule *unfused, const LnCase *c) {

@@ -151,14 +151,6 @@ static void reference(const Case *c, const Inputs *in, double *ref, double *mag,
 
 /* Runs c's graph of mod on in; the output downloaded into a fresh tensor ({0} after an error). */
 static Tensor run(TlrtModule *mod, const Case *c, const Inputs *in, size_t ny, int *launches) {
-    Tensor out = {0};
-    TlrtPlan *p = NULL;
-    if (tlrt_plan_create(mod, c->graph, &p) != TLRT_OK) {
-        fprintf(stderr, "%s: plan: %s\n", c->graph, tlrt_last_error(ctx));
-        CHECK(false);
-        return out;
-    }
-    *launches = tlrt_plan_launch_count(p);
     int64_t x4[4] = {c->N, c->C, c->H, c->W}, x2[2] = {c->N, c->C}, ch[1] = {c->C}, ch3[3] = {c->C, 1, 1};
     int64_t w4[4] = {c->K, c->C, 3, 3}, wmm[2] = {c->C, c->K};
     GraphArg args[6];
@@ -193,14 +185,7 @@ static Tensor run(TlrtModule *mod, const Case *c, const Inputs *in, size_t ny, i
         args[n++] = (GraphArg){"b", true, 2, wmm, &in->w};
         break;
     }
-    TlrtView v;
-    if (plan_run_graph(p, c->graph, args, n, ny, c->dt, &v)) {
-        out = (Tensor){c->dt, ny, v.data, malloc(ny * sizeof(float) + 1)};
-        t_download(&out);
-        out.dev = NULL;
-    }
-    tlrt_plan_destroy(p);
-    return out;
+    return graph_run(mod, c->graph, args, n, ny, c->dt, launches);
 }
 
 /* got against want within rtol * mag + 1e-5; prints the worst error as a fraction of the tolerance. */
