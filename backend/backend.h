@@ -52,4 +52,11 @@ const TgtTarget *be_target(const BeOptions *opt);
  * or target failure) are reported to d at the op's location; returns false after any error, with
  * nothing appended. */
 bool be_compile(IrModule *m, const BeOptions *opt, BeEmitKind emit, DiagEngine *d, StrBuf *out);
+
+/* The CTAs per SM a kernel asks ptxas to fit (PTX `.minnctapersm`; backend/occupancy.c): the most
+ * that the target t's CTA, thread and shared-memory limits allow for CTAs of `threads` threads
+ * using smem_bytes of shared memory, lowered until the registers per thread that many CTAs leave
+ * cover dot_regs (the dots' accumulator registers per thread) plus the loop's other registers.
+ * 1 (no bound) when dot_regs <= 0 or nothing above one fits. Pure; t may be NULL (then 1). */
+int be_min_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes, int64_t dot_regs);
 #endif

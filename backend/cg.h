@@ -70,6 +70,11 @@ struct Cg {
     const char *reg_big_layout;
     int64_t reg_big_bytes;
     int64_t smem_align;           /* alignment the shared memory needs (0: 16; 1024 for 128-byte swizzle atoms) */
+    /* For the occupancy hint (occupancy.c): the most accumulator registers per thread of one dot,
+     * and whether some dot holds operands in registers (mma.sync, CUDA cores, wgmma's A or B
+     * through registers), which the hint's register estimate does not cover. */
+    int64_t dot_acc_regs;
+    bool dot_operand_regs;
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     LLVMTypeRef t_gptr, t_sptr;   /* ptr addrspace(1), ptr addrspace(3) */
 };

@@ -34,6 +34,7 @@ bool cg_lower_dot(Cg *cg, Op *op) {
         cg_error(cg, op, "dot cannot run on engine %s: %s", name, why);
         return false;
     }
+    if (e.kind != DOT_ENGINE_WGMMA) cg->dot_operand_regs = true; /* occupancy.c */
     switch (e.kind) {
     case DOT_ENGINE_MMA:
         if (!tgt->mma_sync || !cg->hooks->mma || !cg->hooks->ldmatrix || !cg->hooks->f32_to_tf32) break;

@@ -159,6 +159,9 @@ bool cg_lower_dot_wgmma(Cg *cg, Op *op, const DotWgmma *plan) {
     LLVMTypeRef et = cg_storage_type(cg, ta->elem);
     WgOperands o;
     if (!place_operands(cg, op, et, &o)) return false;
+    /* the occupancy hint's register estimate (occupancy.c) */
+    if (!o.a_swizzle || !o.b_swizzle) cg->dot_operand_regs = true;
+    if (nregs > cg->dot_acc_regs) cg->dot_acc_regs = nregs;
     /* B staged: K-major core matrices, LBO 128 (adjacent in K), SBO 16 K (adjacent 8-column blocks).
      * B in place, swizzled W: MN-major, LBO = K W (the next W/2 columns), SBO = 8 W (the next 8 k-rows). */
     int sw = o.b_swizzle;

@@ -488,8 +488,11 @@ static void nv_finish_kernel(Cg *cg) {
     annotate(cg, "maxntidx", 32 * (cg->num_warps > 0 ? cg->num_warps : 4));
     /* .minnctapersm 1: with .maxntid alone, ptxas (CUDA 13) caps a kernel whose register demand is
      * high at 32 registers per thread (full occupancy) and spills kilobytes; one resident CTA per
-     * SM lets it use up to 255, as without .maxntid. Small kernels compile the same either way. */
-    annotate(cg, "minctasm", 1);
+     * SM lets it use up to 255, as without .maxntid. Small kernels compile the same either way.
+     * More where the dots' register needs are known well enough (occupancy.c). */
+    int threads = 32 * (cg->num_warps > 0 ? cg->num_warps : 4);
+    annotate(cg, "minctasm",
+             cg->dot_operand_regs ? 1 : be_min_ctas_per_sm(be_target(cg->opt), threads, cg->smem_bytes, cg->dot_acc_regs));
 }
 
 const BeTargetHooks be_target_nvptx = {

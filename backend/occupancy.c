@@ -1,0 +1,44 @@
+/* The occupancy a kernel asks ptxas for (PTX `.minnctapersm`), from the target's limits (support/
+ * targets.def), the CTA's threads and shared memory, and the registers per thread its dots need
+ * (cg.h, dot_acc_regs / dot_operand_regs).
+ *
+ * Why: ptxas (CUDA 13) allocates registers loosely when nothing bounds them. On the wgmma GEMMs
+ * of the yardstick (bench/RESULTS.md, issue 17) the values live at the loop's peak were 171
+ * (128 accumulators + 43), but the allocation spread them over 178 registers: two 4-warp CTAs of
+ * 48 KB per SM where shared memory allows four and 168 registers allow three. Told that three
+ * CTAs should fit (`.minnctapersm 3`), ptxas allocates 166 with no spill.
+ *
+ * When: only where every dot of the kernel runs on wgmma with both operands read from shared
+ * memory by descriptor. Then the registers the main loop needs are the accumulators plus a small
+ * set of addresses, masks and counters (35 to 43 per thread on the yardstick's GEMMs, Triton 3.9's
+ * the same kernels 35), so a budget of accumulators + OTHER_REGS is safe. Dots on mma.sync or CUDA
+ * cores hold operand fragments in registers as well, whose number this estimate does not know: a
+ * budget too small makes ptxas spill or, for wgmma, refuse the kernel (C7602), so those keep
+ * `.minnctapersm 1` (ptxas' unbounded allocation, see target_nvptx.c). */
+#include "backend.h"
+
+enum { OTHER_REGS = 40 }; /* besides the accumulators (see above) */
+
+/* Registers per thread available when n CTAs of `threads` threads are resident: the SM's file
+ * split per warp, in whole allocation units (registers are allocated per warp), capped at the
+ * per-thread maximum. */
+static int64_t regs_at(const TgtTarget *t, int threads, int64_t n) {
+    int64_t warps = (threads + 31) / 32;
+    int64_t per_warp = t->regs_per_sm / (n * warps);
+    per_warp -= per_warp % t->reg_alloc_unit;
+    int64_t r = per_warp / 32;
+    return r < t->regs_per_thread ? r : t->regs_per_thread;
+}
+
+int be_min_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes, int64_t dot_regs) {
+    if (!t || threads <= 0 || dot_regs <= 0 || t->reg_alloc_unit <= 0 || t->regs_per_sm <= 0) return 1;
+    int64_t n = t->ctas_per_sm;
+    if (t->threads_per_sm / threads < n) n = t->threads_per_sm / threads;
+    if (smem_bytes > 0) {
+        int64_t by_smem = t->smem_per_sm / (smem_bytes + t->smem_reserved_per_cta);
+        if (by_smem < n) n = by_smem;
+    }
+    for (; n > 1; n--)
+        if (regs_at(t, threads, n) >= dot_regs + OTHER_REGS) return (int)n;
+    return 1;
+}
