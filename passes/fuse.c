@@ -295,11 +295,12 @@ static void remark_split(const Fuse *f, DiagEngine *d, const Op *c, int ci) {
     if (!graph_reduce_split(c, f->target, &rs) || rs.parts != graph_reduce_parts(c)) return;
     bool pro = f->store[f->anchor[ci]] == ci && f->anchor[ci] != ci, epi = false;
     for (int k = 0; k < f->n; k++) epi |= f->prev[k] == ci;
-    diag_remark(d, c->loc, "reduce (kernel %d) is split across CTAs: its %lld lines of %lld values are fewer than a "
+    diag_remark(d, c->loc, "reduce (kernel %d) is split across CTAs: its %lld line%s of %lld values %s fewer than a "
                 "wave of %s fills (%d SMs x %d CTAs = %lld), so each line is cut into %lld parts of %lld; the first "
                 "launch (%lld programs%s) writes %lld f32 partials per line to DRAM (%lld bytes per line: they cross "
                 "CTAs), the second (one program per line) combines them, applies the reduce's finish%s and stores",
-                f->group[ci], (long long)rs.lines, (long long)rs.len, rs.target, rs.sms, rs.resident,
+                f->group[ci], (long long)rs.lines, rs.lines == 1 ? "" : "s", (long long)rs.len,
+                rs.lines == 1 ? "is" : "are", rs.target, rs.sms, rs.resident,
                 (long long)rs.wave, (long long)rs.parts, (long long)rs.chunk, (long long)(rs.lines * rs.parts),
                 pro ? ", the prologue in its loads" : "", (long long)(rs.partial_bytes / 4), (long long)rs.partial_bytes,
                 epi ? " and the epilogue" : "");
