@@ -284,8 +284,9 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     /* The anchor's one launch and the argument through which it writes the group's result. */
     int y = tensor_quiet(g, fu.last), out = -1;
     /* (copies of windows that the anchor reads through a reshape go before its launch: gp_copy_before) */
-    GpLaunch *l = g->launches.len - (g->inserted - inserted) == nlaunches + 1 + (fu.first_launch != NULL) ? g->launches.items[g->launches.len - 1]
-                                                                                          : NULL;
+    /* (a split reduce launches twice: the last launch is the anchor's, the first takes the prologue) */
+    int own = g->launches.len - (g->inserted - inserted) - nlaunches;
+    GpLaunch *l = own == 1 + (fu.first_launch != NULL) ? g->launches.items[g->launches.len - 1] : NULL;
     GpLaunch *pl = pf != &fu ? fu.first_launch : l;
     for (int i = 0; l && y >= 0 && i < l->nargs; i++) {
         const GpArg *a = &l->args[i];
