@@ -239,6 +239,12 @@ static bool ensure(GpGraph *g, Value *v, int depth) {
     return gp_lower_grouped(g, v->def);
 }
 
+/* Removes the group's fresh instances after an error: the anchor's (g->fuse) and a split reduce's first (pf). */
+static void discard(GpGraph *g, GpFuse *pf) {
+    gp_kernel_discard(g);
+    if (pf != g->fuse && pf->fresh) ir_func_remove(g->m, pf->fresh);
+}
+
 static bool lower_group(GpGraph *g, Op **mem, int n) {
     GpPrologue pro;
     if (!gp_prologue_plan(g, mem, n, &pro)) return false;
@@ -258,7 +264,8 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     bool can = plan_chain(g, mem, n, steps, sides, &nsides, &key, &suffix);
     GpFuse fu = {.anchor = &mem[0]->results[0], .last = &mem[n - 1]->results[0],
                  .suffix = arena_printf(g->a, "%s%s", pro.n ? pro.suffix : "", sb_str(&suffix)),
-                 .key = arena_printf(g->a, "%s%s", sb_str(&key), pro.n ? pro.key : "")};
+                 .key = arena_printf(g->a, "%s%s", sb_str(&key), pro.n ? pro.key : ""), .prologue = pro.n > 0,
+                 .pro_suffix_len = pro.n ? (int)strlen(pro.suffix) : 0};
     sb_free(&key);
     sb_free(&suffix);
     if (!can) return false;
@@ -267,15 +274,20 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     int nlaunches = g->launches.len, inserted = g->inserted;
     g->fuse = &fu;
     bool ok = gp_lower_op(g, mem[0]);
+    /* A split reduce (graph_reduce_split.c) reads the operand in its first launch: the prologue goes there. */
+    GpFuse *pf = fu.first ? fu.first : &fu;
     if (!ok) {
-        gp_kernel_discard(g);
+        discard(g, pf);
         g->fuse = NULL;
         return false;
     }
     /* The anchor's one launch and the argument through which it writes the group's result. */
     int y = tensor_quiet(g, fu.last), out = -1;
     /* (copies of windows that the anchor reads through a reshape go before its launch: gp_copy_before) */
-    GpLaunch *l = g->launches.len - (g->inserted - inserted) == nlaunches + 1 ? g->launches.items[g->launches.len - 1] : NULL;
+    /* (a split reduce launches twice: the last launch is the anchor's, the first takes the prologue) */
+    int own = g->launches.len - (g->inserted - inserted) - nlaunches;
+    GpLaunch *l = own == 1 + (fu.first_launch != NULL) ? g->launches.items[g->launches.len - 1] : NULL;
+    GpLaunch *pl = pf != &fu ? fu.first_launch : l;
     for (int i = 0; l && y >= 0 && i < l->nargs; i++) {
         const GpArg *a = &l->args[i];
         GpTensor *t = a->kind == GP_ARG_VIEW ? gp_t(g, a->tensor) : NULL;
@@ -283,7 +295,7 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     }
     SideView *views = arena_calloc(g->a, (size_t)nsides + 1, sizeof *views);
     TypeKind *elems = arena_calloc(g->a, (size_t)nsides + 1, sizeof *elems);
-    bool fits = out >= 0 && (fu.fresh || fu.reused);
+    bool fits = out >= 0 && (fu.fresh || fu.reused) && pl && (pf->fresh || pf->reused);
     for (int i = 0; fits && i < nsides; i++) {
         fits = side_view(g, &l->args[out], y, sides[i].t, sides[i].dims, &views[i]);
         elems[i] = ir_scalar_from_name(gp_t(g, sides[i].t)->dtype);
@@ -293,28 +305,32 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     TypeKind *pelems = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pelems);
     uint32_t *pones = arena_calloc(g->a, (size_t)pro.nsides + 1, sizeof *pones);
     for (int i = 0; fits && i < pro.nsides; i++) {
-        fits = side_view(g, &l->args[pro.operand], pro.x0, pro.side_t[i], pro.side_dims[i], &pviews[i]);
+        fits = side_view(g, &pl->args[pro.operand], pro.x0, pro.side_t[i], pro.side_dims[i], &pviews[i]);
         pelems[i] = ir_scalar_from_name(gp_t(g, pro.side_t[i])->dtype);
         if (fits) pones[i] = side_ones(g, &pviews[i]);
     }
-    if (fits && fu.fresh && pro.n)
-        fits = gp_prologue(g->m, fu.fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
+    if (fits && pf->fresh && pro.n)
+        fits = gp_prologue(g->m, pf->fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
     if (!fits) {
         /* graph_side_fits said these views exist: the rule and the views disagree (a compiler bug). */
         diag_error(g->d, mem[0]->loc, "internal error: group %lld cannot be lowered as one kernel: a side input cannot "
                    "be indexed like the result of %s, or its kernel's operand loads cannot take the prologue "
                    "(passes/fuse_view.c and lower/graph_plan_ops.c disagree)",
                    (long long)ir_op_attr_int(mem[0], "group", -1), op_name(mem[0]));
-        gp_kernel_discard(g);
+        discard(g, pf);
         g->fuse = NULL;
         return false;
     }
     if (fu.fresh) gp_kernel_commit(g);
+    if (pf != &fu && pf->fresh) {
+        g->fuse = pf;
+        gp_kernel_commit(g);
+    }
     g->fuse = NULL;
     for (int i = 0; i < nsides; i++)
         gp_arg_view(g, l, views[i].t, views[i].perm, views[i].nperm, views[i].shape, views[i].nshape);
     for (int i = 0; i < pro.nsides; i++)
-        gp_arg_view(g, l, pviews[i].t, pviews[i].perm, pviews[i].nperm, pviews[i].shape, pviews[i].nshape);
+        gp_arg_view(g, pl, pviews[i].t, pviews[i].perm, pviews[i].nperm, pviews[i].shape, pviews[i].nshape);
     return true;
 }
 

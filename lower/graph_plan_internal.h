@@ -6,6 +6,7 @@
  *   graph_plan_ops.c      one function per graph op: kernel, consts, views, grid
  *   graph_plan_print.c    checking launches against their kernels; the plan text
  *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
+ *   graph_reduce_split.c  a split reduce: partials per part of each line, then their combine (two launches)
  *   graph_row_chain.c     row chains (reduce -> views, linear layers, pointwise, softmax: one CTA per row)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *
@@ -86,6 +87,13 @@ typedef struct GpFuse {
     Func *fresh;          /* set by gp_kernel: a new instance, to be spliced, then committed or discarded */
     const char *fresh_decl, *fresh_key;
     Func *reused;         /* set by gp_kernel: an equal fused instance made before */
+    bool prologue;        /* the group has a prologue (set by graph_plan_fuse.c before the anchor is lowered) */
+    int pro_suffix_len;   /* the prologue's part of suffix ("_in_mul_add"), first: a split reduce names each launch's
+                             instance after its own part */
+    struct GpFuse *first; /* a split reduce (graph_reduce_split.c): the fused instance of its first launch, which
+                             reads the operand and so takes the prologue (the last launch takes the epilogue); NULL
+                             when the anchor has one launch or the group no prologue */
+    struct GpLaunch *first_launch; /* a split reduce's first launch (set with or without `first`) */
 } GpFuse;
 
 typedef struct GpStd GpStd;
@@ -245,6 +253,16 @@ bool gp_pointwise_step(GpGraph *g, Op *op, GpStep *s);
  * input cannot follow the anchor's output view). Later members of a lowered group are skipped. false after
  * reporting at the op. */
 bool gp_lower_grouped(GpGraph *g, Op *op);
+
+/* --- graph_reduce_split.c -------------------------------------------------------------------- */
+/* Lowers graph.reduce op with its `split` attribute (parts >= 2, docs/passes/fuse.md "Split reductions") as
+ * two launches: std_reduce_part over x viewed xv [O0, O1, A, I] (oai: those dims) into an f32 partials
+ * buffer [L, K, S], then std_reduce_combine into y viewed yv [O, I]. code: the reduce kind's OP code (never
+ * prod's); T the element type. In a fused group the combine is the anchor's instance (the epilogue's) and
+ * the part kernel a second fresh instance (g->fuse->first) when the group has a prologue. false after
+ * reporting at the op. */
+bool gp_lower_reduce_split(GpGraph *g, Op *op, int code, const char *T, int xv, int yv, const char *const *oai,
+                           const char *const *oi, int64_t parts);
 
 /* --- graph_row_chain.c ----------------------------------------------------------------------- */
 /* Whether the group mem[0..n) is a row chain (a reduce followed by a view, matmul or softmax member:

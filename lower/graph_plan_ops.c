@@ -336,8 +336,6 @@ static bool lower_reduce(GpGraph *g, Op *op) {
     const char *T = gp_dtype(g, op->results[0].type, op->loc);
     int y = T ? result(g, op, 1, GP_MAX_RANK) : -1;
     if (y < 0) return false;
-    Func *k = gp_kernel(g, "std_reduce", (const char *[]){"T", "OP"}, (const char *[]){T, itoa_a(g, code)}, 2, op->loc);
-    if (!k) return false;
     GpTensor *X = gp_t(g, x);
     /* x as [O0, O1, A, I]: O1 the dim before the reduced ones (a channel, for a prologue's per-channel values). */
     int o1 = first > 0 ? first - 1 : 0;
@@ -345,6 +343,9 @@ static bool lower_reduce(GpGraph *g, Op *op) {
                           gp_prod(g, X->dims, last + 1, r)};
     const char *oi[2] = {gp_prod(g, X->dims, 0, first), oai[3]};
     int xv = gp_reshape(g, x, 4, oai, hint(g, x, "oai")), yv = gp_reshape(g, y, 2, oi, hint(g, y, "oi"));
+    if (graph_reduce_parts(op) > 1) return gp_lower_reduce_split(g, op, code, T, xv, yv, oai, oi, graph_reduce_parts(op));
+    Func *k = gp_kernel(g, "std_reduce", (const char *[]){"T", "OP"}, (const char *[]){T, itoa_a(g, code)}, 2, op->loc);
+    if (!k) return false;
     /* One program per (o, i) line, all on grid x: O*I reaches millions (global_avg_pool's N*C, softmax rows)
      * and CUDA caps grid y and z at 65535. */
     GpLaunch *l = gp_launch(g, k, gp_mul(g, oi[0], oi[1]), "1", "1", op->loc);

@@ -287,11 +287,43 @@ static void remark_layer_norm(const Fuse *f, DiagEngine *d, const Op *c, int ci)
                     ONE_CTA_PER_ROW);
 }
 
+/* Split reductions (reduce_split.c): every reduce that is not a row chain's source gets `split = S` when the
+ * rule splits it on the target, and loses any earlier `split` when it does not. */
+static void split_reduces(Fuse *f) {
+    for (int i = 0; i < f->n; i++) {
+        Op *op = f->ops[i];
+        if (op->kind != OP_G_REDUCE) continue;
+        ReduceSplit rs;
+        if (!f->row[f->anchor[i]] && graph_reduce_split(op, f->target, &rs))
+            ir_op_set_attr(f->g->module, op, "split", ir_attr_int(f->g->module, rs.parts));
+        else
+            ir_op_remove_attr(op, "split");
+    }
+}
+
+/* Where a split reduce's partials live and why (reduce_split.c's numbers). */
+static void remark_split(const Fuse *f, DiagEngine *d, const Op *c, int ci) {
+    ReduceSplit rs;
+    if (!graph_reduce_split(c, f->target, &rs) || rs.parts != graph_reduce_parts(c)) return;
+    bool pro = f->store[f->anchor[ci]] == ci && f->anchor[ci] != ci, epi = false;
+    for (int k = 0; k < f->n; k++) epi |= f->prev[k] == ci;
+    diag_remark(d, c->loc, "reduce (kernel %d) is split across CTAs: its %lld line%s of %lld values %s fewer than a "
+                "wave of %s fills (%d SMs x %d CTAs = %lld), so each line is cut into %lld parts of %lld; the first "
+                "launch (%lld programs%s) writes %lld f32 partials per line to DRAM (%lld bytes per line: they cross "
+                "CTAs), the second (one program per line) combines them, applies the reduce's finish%s and stores",
+                f->group[ci], (long long)rs.lines, rs.lines == 1 ? "" : "s", (long long)rs.len,
+                rs.lines == 1 ? "is" : "are", rs.target, rs.sms, rs.resident,
+                (long long)rs.wave, (long long)rs.parts, (long long)rs.chunk, (long long)(rs.lines * rs.parts),
+                pro ? ", the prologue in its loads" : "", (long long)(rs.partial_bytes / 4), (long long)rs.partial_bytes,
+                epi ? " and the epilogue" : "");
+}
+
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
 static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     for (int ci = 0; ci < f->n; ci++) {
         const Op *c = f->ops[ci];
         if (c->kind == OP_G_LAYER_NORM) remark_layer_norm(f, d, c, ci);
+        if (graph_reduce_parts(c) > 1) remark_split(f, d, c, ci);
         for (int k = 0; k < c->num_operands; k++) {
             const Value *r = c->operands[k];
             int pi = r->def ? index_of(f, r->def) : -1;
@@ -356,6 +388,7 @@ int graph_fuse_for(Func *g, DiagEngine *d, bool remarks, const TgtTarget *target
         f.store[i] = i;
     }
     partition(&f, a);
+    split_reduces(&f);
     for (int i = 0; i < f.n; i++) ir_op_set_attr(g->module, f.ops[i], "group", ir_attr_int(g->module, f.group[i]));
     if (remarks) remark_all(&f, a, d);
     arena_free(a);

@@ -46,6 +46,11 @@ const char *graph_value_name(Arena *a, const Value *v) {
 
 bool graph_op_is_free(const Op *op) { return op->kind == OP_G_RESHAPE || graph_op_is_prepare(op); }
 
+int64_t graph_reduce_parts(const Op *op) {
+    const Attr *a = op->kind == OP_G_REDUCE ? ir_op_attr(op, "split") : NULL;
+    return a && a->kind == ATTR_INT && a->i > 1 ? a->i : 1;
+}
+
 int graph_kernel_count(const Func *g, int *prepare) {
     int kernels = 0, prep = 0;
     int64_t last_group = -1;
@@ -53,6 +58,7 @@ int graph_kernel_count(const Func *g, int *prepare) {
     for (const Op *op = b->first; op; op = op->next) {
         if (ir_op_info[op->kind].level != IR_LEVEL_GRAPH) continue;
         if (graph_op_is_prepare(op)) prep++;
+        kernels += graph_reduce_parts(op) > 1; /* its second pass */
         const Attr *ga = ir_op_attr(op, "group");
         if (!ga || ga->kind != ATTR_INT) {
             kernels += !graph_op_is_free(op);

@@ -68,6 +68,25 @@ bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c
  * *block: the kernel's BLOCK_A. */
 #define GRAPH_LAYER_NORM_ROW_MAX 4096
 bool graph_layer_norm_row(const Op *op, int64_t *len, int *block);
+/* Split reductions (reduce_split.c, docs/passes/fuse.md "Split reductions"): whether graph.reduce op runs on
+ * target t (NULL: tgt_default()) as two launches, S parts of every line reduced into f32 partials in DRAM by
+ * the first and combined by the second, rather than one program per line. The rule's inputs and outcome go
+ * into *rs (lines and len 0 when the op is not a reduce the rule can size: symbolic dims, a prod, integers).
+ * The fuse pass records the outcome as the op's `split` attribute (S), which the lowering follows. */
+#define GRAPH_REDUCE_SPLIT_BLOCK 256     /* the kernels' BLOCK_A (lang/std/reduce.tile): a part is a multiple */
+#define GRAPH_REDUCE_SPLIT_MIN_PART 2048 /* elements: the shortest part worth a program of its own */
+#define GRAPH_REDUCE_SPLIT_WARPS 4       /* std_reduce_part's CTA (the default num_warps) */
+typedef struct ReduceSplit {
+    int64_t lines, len;      /* L = O*I lines of A = len elements each */
+    int sms, resident;       /* tgt_sms(t); CTAs of 4 warps resident per SM */
+    int64_t wave;            /* sms * resident: the CTAs one wave runs */
+    int64_t parts, chunk;    /* S (1: not split) and the elements of each part (a multiple of the BLOCK) */
+    int64_t partial_bytes;   /* per line: S f32 partials (two per part for log_sum_exp) */
+    const char *target;      /* t's name, for the remark */
+} ReduceSplit;
+bool graph_reduce_split(const Op *op, const TgtTarget *t, ReduceSplit *rs);
+/* The `split` attribute of graph.reduce op (the fuse pass's decision): S >= 2, or 1 when it has none. */
+int64_t graph_reduce_parts(const Op *op);
 /* Whether op is a pointwise graph op that a fused chain may hold: graph.unary, graph.binary,
  * graph.batch_norm (by its input) and graph.map. */
 bool graph_op_is_pointwise(const Op *op);
@@ -81,7 +100,7 @@ bool graph_op_is_prepare(const Op *op);
 /* Whether op launches no kernel of its own at run time: graph.reshape (a view) and prepare ops. */
 bool graph_op_is_free(const Op *op);
 /* The number of kernels launched per run: with `group` attributes, the groups whose first op is not
- * free; without, the ops that are not free (one kernel per op). *prepare (when not NULL) receives the
+ * free; without, the ops that are not free (one kernel per op); a split reduce (`split`) launches two. *prepare (when not NULL) receives the
  * number of prepare ops. */
 int graph_kernel_count(const Func *g, int *prepare);
 /* The bytes of tensor type t (numel * element size) as a canonical shape expression text: a number when

@@ -33,6 +33,13 @@ bool tgt_gpu_runs(const TgtGpu *g, const TgtTarget *t) {
     return gt && t && t->cc == gt->cc;
 }
 
+int tgt_sms(const TgtTarget *t) {
+    int most = 0;
+    for (int i = 0; i < NGPUS; i++)
+        if (tgt_gpu_runs(&gpus[i], t) && gpus[i].sms > most) most = gpus[i].sms;
+    return most || t == tgt_default() ? most : tgt_sms(tgt_default());
+}
+
 /* Appends within the buffer: a list past its end is truncated, never an overflow. */
 static void append(char *buf, size_t n, const char *s) { strncat(buf, s, n - 1 - strlen(buf)); }
 

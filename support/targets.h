@@ -64,6 +64,10 @@ int tgt_gpu_count(void);
 const TgtGpu *tgt_gpu_at(int i);
 /* True when code for target t runs on the GPU g (same cc; sm_90a runs on an sm_90 GPU). */
 bool tgt_gpu_runs(const TgtGpu *g, const TgtTarget *t);
+/* The SMs a kernel for target t should fill: the most of the GPU rows that run t; a target that no GPU row
+ * runs (sm_86, sm_89, `host`: the emulator) takes the default target's, so the emulator runs the plans the
+ * default GPU would (passes/reduce_split.c sizes split reductions by it). */
+int tgt_sms(const TgtTarget *t);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a": the NVPTX target names for messages (static storage). */
 const char *tgt_nvptx_names(void);
 /* The same list written into buf (n bytes; truncated, always NUL-terminated when n > 0); with

@@ -74,6 +74,9 @@ static void test_gpus(void) {
     /* sm_90a code runs on an sm_90 GPU; sm_80 code is not what an sm_90 GPU is modelled with. */
     CHECK(tgt_gpu_runs(h200, tgt_find("sm_90a")) && !tgt_gpu_runs(h200, tgt_find("sm_80")));
     CHECK(!tgt_gpu_runs(h200, tgt_host()) && !tgt_gpu_runs(h200, NULL));
+    /* tgt_sms: the GPU rows' SMs (A100 108, H100 / H200 132); no row runs sm_86 or the emulator: the default's */
+    CHECK(tgt_sms(tgt_find("sm_80")) == tgt_gpu_at(TGT_GPU_A100)->sms && tgt_sms(tgt_find("sm_90a")) == h200->sms);
+    CHECK(tgt_sms(tgt_host()) == tgt_sms(tgt_default()) && tgt_sms(tgt_find("sm_86")) == tgt_sms(tgt_default()));
 }
 
 /* The message lists: every NVPTX row once, in table order, "or" before the last. */

@@ -1,0 +1,70 @@
+/* Split reductions (docs/passes/fuse.md "Split reductions"): the one rule that decides whether a
+ * graph.reduce runs as one program per line (std_reduce) or as two launches (std_reduce_part, then
+ * std_reduce_combine: lang/std/reduce.tile). The fuse pass applies it and records the decision as the
+ * reduce's `split` attribute, which the lowering follows (lower/graph_reduce_split.c).
+ *
+ * Why. One program per line is right when the lines fill the machine. With few long lines (a sum over a
+ * whole [1, 4M] tensor, a mean over H*W of [1, 8, 512, 512]) it leaves almost every SM idle, and a
+ * reduction is memory-bound: the bandwidth it gets grows with the CTAs that stream the input at once.
+ *
+ * The rule, with L lines of A elements (both literal: a symbolic extent is known only when the plan
+ * runs, so such a reduce stays whole):
+ *   wave  = SMs x CTAs resident per SM: tgt_sms(t) x min(ctas_per_sm, threads_per_sm / 128), std_reduce's
+ *           CTA being 4 warps (sm_90: 132 x 16 = 2112 CTAs);
+ *   S     = min(wave / L, A / GRAPH_REDUCE_SPLIT_MIN_PART): as many parts per line as one wave of the
+ *           L * S programs holds, but no part under MIN_PART elements, so that the f32 partial a part
+ *           writes (and pass 2 reads back) is at most 4 bytes per 2048 elements read, under 0.2%;
+ *   split when S >= 2 (the lines alone fill at least half a wave: the unsplit kernel keeps the machine
+ *           busy, and a second launch would only add its latency);
+ *   chunk = the part's length, cdiv(A, S) rounded up to a multiple of the kernels' BLOCK_A tile (so no tile
+ *           straddles two parts); S is then cdiv(A, chunk), so no part is empty.
+ * prod is never split: its rounding order is defined as the sequential product's (lang/std/reduce.tile),
+ * which a tree of partial products would change. */
+#include <string.h>
+#include "graph_passes.h"
+#include "../ir/graph_kinds.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool graph_reduce_split(const Op *op, const TgtTarget *t, ReduceSplit *rs) {
+    memset(rs, 0, sizeof *rs);
+    rs->parts = 1;
+    if (op->kind != OP_G_REDUCE || op->num_operands != 1) return false;
+    int kind = graph_kind_of(op);
+    const Type *x = op->operands[0]->type;
+    const Attr *axes = ir_op_attr(op, "axes");
+    if (kind < 0 || kind == GK_PROD || x->kind != TY_TENSOR || !x->elem || ir_type_is_int(x->elem) || !axes ||
+        axes->kind != ATTR_ARRAY || axes->n < 1)
+        return false;
+    int first = -1, last = -1;
+    for (int i = 0; i < axes->n; i++) {
+        const Attr *ax = axes->items[i];
+        if (ax->kind != ATTR_INT || ax->i < 0 || ax->i >= x->rank || (i && ax->i != last + 1)) return false;
+        if (!i) first = (int)ax->i;
+        last = (int)ax->i;
+    }
+    int64_t lines = 1, len = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] < 0 || (x->sym && x->sym[d])) return false;
+        if (d >= first && d <= last) len *= x->dims[d];
+        else lines *= x->dims[d];
+        if (lines > INT32_MAX || len > INT32_MAX) return false;
+    }
+    if (!t) t = tgt_default();
+    int resident = t->threads_per_sm / (32 * GRAPH_REDUCE_SPLIT_WARPS);
+    if (t->ctas_per_sm < resident) resident = t->ctas_per_sm;
+    rs->lines = lines;
+    rs->len = len;
+    rs->sms = tgt_sms(t);
+    rs->resident = resident;
+    rs->wave = (int64_t)rs->sms * resident;
+    rs->target = t->name;
+    if (lines < 1 || len < 1) return false;
+    int64_t s = rs->wave / lines, by_len = len / GRAPH_REDUCE_SPLIT_MIN_PART;
+    if (by_len < s) s = by_len;
+    if (s < 2) return false;
+    rs->chunk = cdiv(cdiv(len, s), GRAPH_REDUCE_SPLIT_BLOCK) * GRAPH_REDUCE_SPLIT_BLOCK;
+    rs->parts = cdiv(len, rs->chunk);
+    rs->partial_bytes = 4 * rs->parts * (kind == GK_LOG_SUM_EXP ? 2 : 1);
+    return rs->parts >= 2;
+}
