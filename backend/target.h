@@ -9,7 +9,11 @@
  *   int32_t tl_emu_ctaid(int32_t axis)             program id along axis 0..2
  *   int32_t tl_emu_nctaid(int32_t axis)            grid size along axis
  *   void   *tl_emu_smem(void)                      this CTA's shared memory (>= the metadata's smem bytes)
- *   void    tl_emu_barrier(void)                   bar.sync 0 (all threads of the CTA)
+ *   void    tl_emu_barrier(void)                   bar.sync 0 (all threads of the CTA), the call site naming it
+ *   void    tl_emu_barrier_at(const void *id)      the same, named by id: generated code passes the address
+ *           of a private global of its own per barrier, so copies of one barrier that code generation
+ *           makes (x86 tail duplication ignores `convergent`) are still one barrier to the emulator's
+ *           divergence check
  *   int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask)   shfl.sync.bfly over the full warp
  *   float   tl_emu_atomic_add_f32(void *p, float v)             returns the old value
  *   int32_t tl_emu_atomic_add_i32(void *p, int32_t v)

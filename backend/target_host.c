@@ -72,7 +72,16 @@ static LLVMValueRef host_shared_base(Cg *cg) {
     return LLVMBuildAddrSpaceCast(cg->b, p, cg->t_sptr, "smem");
 }
 
-static void host_barrier(Cg *cg) { call(cg, "tl_emu_barrier", cg->t_void, NULL, 0, NULL, CALL_SYNC); }
+/* Each barrier is named by a private global of its own (target.h: tl_emu_barrier_at), not by its call's return
+ * address: the x86 code generator may duplicate the call into several blocks (its machine-level tail duplication
+ * does not see `convergent`), and all threads meeting at copies of one barrier is no divergence. */
+static void host_barrier(Cg *cg) {
+    LLVMValueRef id = LLVMAddGlobal(cg->mod, cg->t_i8, "tl.barrier");
+    LLVMSetLinkage(id, LLVMPrivateLinkage);
+    LLVMSetInitializer(id, LLVMConstInt(cg->t_i8, 0, 0));
+    LLVMTypeRef p = ptr0(cg);
+    call(cg, "tl_emu_barrier_at", cg->t_void, &p, 1, &id, CALL_SYNC);
+}
 
 static LLVMValueRef shfl32(Cg *cg, LLVMValueRef v, int lane_mask) {
     LLVMTypeRef ps[2] = {cg->t_i32, cg->t_i32};

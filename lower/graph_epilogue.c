@@ -14,6 +14,12 @@
 typedef struct Epi {
     IrBuilder b;
     const Type *tf; /* f32 of the stored value's shape */
+    /* Where the side inputs are read: the indices of the stored elements in the side views (a view store's
+     * own; [n, k] at a row's write, row.tile's std_row_at), the store's mask (or NULL) and bounds attribute. */
+    Value *idx[GP_MAX_RANK + 1];
+    int nidx;
+    Value *mask;
+    const Attr *bounds;
 } Epi;
 
 /* A tile of the stored value's shape with element type t. */
@@ -38,23 +44,51 @@ static void collect_stores(Op *op, void *ctx) {
     if (op->kind == OP_VIEW_STORE && op->operands[0] == view) ptrvec_push(v, op);
 }
 
-/* side (a view parameter) read where store writes, with its mask, as element type to. */
-static Value *load_side(Epi *e, Op *store, Value *side, TypeKind to) {
+/* side (a view parameter) read at e's indices and mask, as element type to. */
+static Value *load_side(Epi *e, Value *side, TypeKind to) {
     IrModule *m = e->b.m;
-    int r = store->operands[0]->type->rank, extra = store->num_operands - 2 - r;
     Value *ops[GP_MAX_RANK + 3];
     ops[0] = side;
-    for (int i = 0; i < r; i++) ops[1 + i] = store->operands[2 + i];
-    const Type *lt = ir_type_with_elem(m, store->operands[1]->type, side->type->elem);
-    int n = 1 + r;
-    if (extra == 1) {
-        ops[n++] = store->operands[2 + r];
+    for (int i = 0; i < e->nidx; i++) ops[1 + i] = e->idx[i];
+    const Type *lt = ir_type_with_elem(m, e->tf, side->type->elem);
+    int n = 1 + e->nidx;
+    if (e->mask) {
+        ops[n++] = e->mask;
         ops[n++] = ir_type_is_float(side->type->elem) ? ir_build_const_float(&e->b, lt, 0.0) : ir_build_const_int(&e->b, lt, 0);
     }
     Op *ld = ir_build(&e->b, OP_VIEW_LOAD, ops, n, lt);
-    const Attr *bounds = ir_op_attr(store, "bounds");
-    if (bounds) ir_op_set_attr(m, ld, "bounds", (Attr *)bounds);
+    if (e->bounds) ir_op_set_attr(m, ld, "bounds", (Attr *)e->bounds);
     return cast(e, &ld->results[0], to);
+}
+
+/* The side inputs of a view store st read where it writes: its indices and mask. */
+static void at_store(Epi *e, Op *st) {
+    int r = st->operands[0]->type->rank;
+    e->nidx = r;
+    for (int i = 0; i < r; i++) e->idx[i] = st->operands[2 + i];
+    e->mask = st->num_operands - 2 - r == 1 ? st->operands[2 + r] : NULL;
+    e->bounds = ir_op_attr(st, "bounds");
+}
+
+/* The side inputs of a row's write st read at [n, k] (row.tile: the stored value is std_row_at(v, n, k), through
+ * casts), 0 outside their views. false when the write does not say where it is. */
+static bool at_row(Epi *e, Op *st) {
+    const Value *v = st->operands[1];
+    while (v->def && v->def->kind == OP_CAST) v = v->def->operands[0];
+    const Attr *callee = v->def && v->def->kind == OP_CALL ? ir_op_attr(v->def, "callee") : NULL;
+    static const char marker[] = "std_row_at";
+    size_t ml = sizeof marker - 1;
+    if (!callee || callee->kind != ATTR_SYMBOL || strncmp(callee->s, marker, ml) ||
+        (callee->s[ml] && callee->s[ml] != '.') || v->def->num_operands != 3)
+        return false;
+    Value *n = v->def->operands[1], *k = v->def->operands[2];
+    if (!ir_type_is_scalar(n->type) || k->type != ir_type_with_elem(e->b.m, e->tf, k->type->elem)) return false;
+    e->nidx = 2;
+    e->idx[0] = &ir_build(&e->b, OP_SPLAT, &n, 1, k->type)->results[0];
+    e->idx[1] = k;
+    e->mask = NULL;
+    e->bounds = ir_attr_bool(e->b.m, true);
+    return true;
 }
 
 /* graph.map's fn applied to the chain value v (operand s->chain) and its other operands (side inputs from
@@ -62,7 +96,6 @@ static Value *load_side(Epi *e, Op *store, Value *side, TypeKind to) {
  * the inline pass inlines. NULL when the fn cannot be widened (not straight-line scalar code). */
 static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
     IrModule *m = e->b.m;
-    Op *st = e->b.before;
     /* A scalar store (std_reduce's one value per program) calls the scalar fn itself: nothing to widen. */
     Func *w = ir_type_is_scalar(e->tf) ? s->fn : ir_func_widen(m, s->fn, e->tf);
     if (!w) return NULL;
@@ -76,7 +109,7 @@ static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
         const Type *pt = fb->args[i]->type;
         if (a->kind != ATTR_INT) args[i] = const_arg(e, pt, a->kind == ATTR_FLOAT ? a->f : 0.0);
         else if (a->i == s->chain) args[i] = cast(e, v, pt->kind);
-        else args[i] = load_side(e, st, side[s->side + (a->i < s->chain ? a->i : a->i - 1)], pt->kind);
+        else args[i] = load_side(e, side[s->side + (a->i < s->chain ? a->i : a->i - 1)], pt->kind);
     }
     Op *c = ir_build(&e->b, OP_CALL, args, n, tile_of(e, s->fn->result_types[0]));
     ir_op_set_attr(m, c, "callee", ir_attr_symbol(m, w->name));
@@ -87,11 +120,13 @@ static Value *call(Epi *e, const GpStep *s, Value *v, Value *const *side) {
  * operand 1): through te (the element the store writes) to f32, every step in f32, each member's result
  * rounded to te where the unfused graph stores it, the last one stored as te. */
 static bool splice_stores(IrModule *m, PtrVec *stores, TypeKind t_in, TypeKind te, const GpStep *steps, int nsteps,
-                          Value **side) {
+                          Value **side, bool row) {
     for (int si = 1; si < stores->len; si++) {
         Op *st = stores->items[si];
         Epi e = {.b = {.m = m, .block = st->parent, .before = st, .loc = st->loc}};
         e.tf = ir_type_with_elem(m, st->operands[1]->type, ir_type_scalar(m, TY_F32));
+        if (!row) at_store(&e, st);
+        else if (side && !at_row(&e, st)) return false;
         /* Through the anchor's T first: the unfused consumer would read the anchor's value back from memory. Each
          * call converts its arguments to its fn's parameter types (f32, or i64 for the integer fns). */
         Value *v = cast(&e, st->operands[1], t_in);
@@ -136,7 +171,7 @@ bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps,
     TypeKind t_in = y->type->elem->kind;
     TypeKind te = nsteps && steps[nsteps - 1].elem ? steps[nsteps - 1].elem : t_in;
     if (te != t_in) y->type = ir_type_view(m, ir_type_scalar(m, te), y->type->rank);
-    bool ok = splice_stores(m, &stores, t_in, te, steps, nsteps, side);
+    bool ok = splice_stores(m, &stores, t_in, te, steps, nsteps, side, false);
     ptrvec_free(&stores);
     return ok;
 }
@@ -153,7 +188,32 @@ static void collect_scatters(Op *op, void *ctx) {
     if (op->kind == OP_LOCAL_SCATTER && op->operands[0] == (Value *)v->items[0]) ptrvec_push(v, op);
 }
 
-bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps) {
+/* nsides view parameters appended to k (element elems[i]), their view_dims dims[i] (NULL: none, k has no
+ * view_dims; k's own are kept). */
+static Value **add_sides(IrModule *m, Func *k, const TypeKind *elems, const char *const *const *dims, int rank,
+                         int nsides) {
+    Block *body = ir_func_block(k);
+    int before = body->num_args;
+    Value **side = arena_calloc(m->arena, (size_t)nsides + 1, sizeof *side);
+    for (int i = 0; i < nsides; i++)
+        side[i] = ir_block_add_arg(m, body, ir_type_view(m, ir_type_scalar(m, elems[i]), rank),
+                                   arena_printf(m->arena, "row_side%d", before + i));
+    const Attr *vd = ir_func_attr(k, "view_dims");
+    if (nsides && vd && vd->kind == ATTR_ARRAY && vd->n == before) {
+        Attr **items = arena_calloc(m->arena, (size_t)body->num_args, sizeof *items);
+        for (int i = 0; i < vd->n; i++) items[i] = vd->items[i];
+        for (int i = 0; i < nsides; i++) {
+            Attr **d = arena_calloc(m->arena, (size_t)rank, sizeof *d);
+            for (int j = 0; j < rank; j++) d[j] = ir_attr_string(m, dims[i][j]);
+            items[before + i] = ir_attr_array(m, d, rank);
+        }
+        ir_func_set_attr(m, k, "view_dims", ir_attr_array(m, items, body->num_args));
+    }
+    return side;
+}
+
+bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps,
+                         const TypeKind *side_elems, const char *const *const *side_dims, int nsides) {
     void *c[2] = {(void *)name, NULL};
     ir_walk_func(k, find_alloc, c);
     Value *buf = c[1];
@@ -162,7 +222,8 @@ bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *s
     ptrvec_push(&stores, buf);
     ir_walk_func(k, collect_scatters, &stores);
     TypeKind tb = buf->type->elem->kind;
-    bool ok = stores.len > 1 && splice_stores(m, &stores, tb, tb, steps, nsteps, NULL);
+    Value **side = nsides ? add_sides(m, k, side_elems, side_dims, 2, nsides) : NULL;
+    bool ok = stores.len > 1 && splice_stores(m, &stores, tb, tb, steps, nsteps, side, true);
     ptrvec_free(&stores);
     return ok;
 }

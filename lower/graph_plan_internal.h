@@ -282,10 +282,14 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n);
 bool gp_epilogue(IrModule *m, Func *k, int out, const GpStep *steps, int nsteps, const TypeKind *side_elems,
                  int nsides);
 
-/* Splices steps (no side inputs) into kernel k at every write (local_scatter) to its `scratch` buffer
- * name, as gp_epilogue does at a view's stores: through the buffer's element type, every step in f32.
- * false when k has no such buffer or never writes it. */
-bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps);
+/* Splices steps into kernel k at every write (local_scatter) to its `scratch` buffer name, as gp_epilogue
+ * does at a view's stores: through the buffer's element type, every step in f32. nsides rank-2 view
+ * parameters (element side_elems[i], view_dims side_dims[i][0..1]) are appended to k and read at [n, k] of
+ * each write, which must store std_row_at(v, n, k) (lang/std/row.tile: the row coordinate n, the elements'
+ * indices k), 0 outside the view. false when k has no such buffer, never writes it, or (with side inputs) a
+ * write does not say where it is. */
+bool gp_epilogue_scratch(IrModule *m, Func *k, const char *name, const GpStep *steps, int nsteps,
+                         const TypeKind *side_elems, const char *const *const *side_dims, int nsides);
 
 /* --- graph_prologue.c ------------------------------------------------------------------------ */
 /* The pointwise chain before a group's consumer (passes/fuse_prologue.c): its steps and side inputs. */

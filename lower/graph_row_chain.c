@@ -75,6 +75,35 @@ static void unread_args(GpGraph *g, GpLaunch *l, const char *T, const char *K, c
 }
 
 static const char *const scratch_of[] = {[ROW_AT_POOLED] = "h0", [ROW_AT_MID] = "h1", [ROW_AT_FINAL] = "hr"};
+/* The kernel's name for the length of each row (its side inputs' view_dims: [N, that length]). */
+static const char *const len_of[] = {[ROW_AT_POOLED] = "C", [ROW_AT_MID] = "K1", [ROW_AT_FINAL] = "R", [ROW_AT_STORE] = "R"};
+
+/* A side input of a row chain member: its tensor viewed [N or 1, length or 1] (passes/row_chain.h's index
+ * "[n, k]", "[k]", "[n]", "[]"), broadcast to [N, length] at the launch. */
+typedef struct RowSide {
+    int view;
+    TypeKind elem;
+} RowSide;
+
+/* Operand i of member u (whose row is v) as a RowSide; false after an error. */
+static bool row_side(GpGraph *g, Op *u, int i, const Value *v, RowSide *rs) {
+    const char *why;
+    const char *at = fuse_row_side_index(g->graph, u, i, v, g->a, &why);
+    int x = at ? gp_tensor_of(g, u->operands[i], u->loc) : -1;
+    if (!at) {
+        diag_error(g->d, u->loc, "group %lld: %s (docs/passes/fuse.md \"Row chains\")",
+                   (long long)ir_op_attr_int(u, "group", -1), why);
+        return false;
+    }
+    if (x < 0) return false;
+    GpTensor *X = gp_t(g, x);
+    bool n = !strcmp(at, "[n, k]") || !strcmp(at, "[n]"), k = !strcmp(at, "[n, k]") || !strcmp(at, "[k]");
+    /* With n, s has the row value's rank (dim 0 is N); the rest is the row (k) or all 1. */
+    const char *d[2] = {n ? X->dims[0] : "1", k ? gp_prod(g, X->dims, n ? 1 : 0, X->rank) : "1"};
+    rs->view = gp_reshape(g, x, 2, d, arena_printf(g->a, "%s_row", X->name));
+    rs->elem = ir_scalar_from_name(X->dtype);
+    return true;
+}
 
 bool gp_lower_row(GpGraph *g, Op **mem, int n) {
     RowChain rc;
@@ -91,24 +120,43 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
         return false;
     }
     Op *r = rc.reduce, *last = mem[n - 1];
-    /* The pointwise members, by the row they follow: their steps, the instance's key and name. */
+    /* The pointwise members, by the row they follow: their steps and side inputs, the instance's key and name. */
     GpStep *steps[4];
-    int nsteps[4] = {0};
-    for (int i = 0; i < 4; i++) steps[i] = arena_calloc(g->a, (size_t)n, sizeof *steps[i]);
+    RowSide *sides[4];
+    int nsteps[4] = {0}, nsides[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        steps[i] = arena_calloc(g->a, (size_t)n, sizeof *steps[i]);
+        sides[i] = arena_calloc(g->a, (size_t)n * GRAPH_MAP_MAX_ARGS, sizeof *sides[i]);
+    }
     StrBuf key = {0}, suffix = {0};
-    for (int i = 1; i < n; i++) {
+    bool planned = true;
+    for (int i = 1; planned && i < n; i++) {
         if (rc.role[i] != ROW_POINTWISE) continue;
-        GpStep *s = &steps[rc.at[i]][nsteps[rc.at[i]]++];
-        if (!gp_pointwise_step(g, rc.ops[i], s)) {
-            sb_free(&key);
-            sb_free(&suffix);
-            return false;
-        }
+        Op *u = rc.ops[i];
+        RowAt at = rc.at[i];
+        const Value *v = &rc.ops[i - 1]->results[0];
+        GpStep *s = &steps[at][nsteps[at]++];
+        if (!(planned = gp_pointwise_step(g, u, s) && u->num_operands <= GRAPH_MAP_MAX_ARGS)) break;
+        s->side = nsides[at];
+        for (int k = 0; k < u->num_operands; k++)
+            if (u->operands[k] == v) s->chain = k;
         const char *mkey, *msuffix;
         gp_map_key(g, s, &mkey, &msuffix);
-        sb_printf(&key, "@%d:%s;", (int)rc.at[i], mkey);
-        if (rc.ops[i]->kind == OP_G_MAP) sb_puts(&suffix, msuffix);
-        else sb_printf(&suffix, "_%s", graph_op_label(rc.ops[i]));
+        sb_printf(&key, "@%d:%s", (int)at, mkey);
+        for (int k = 0; planned && k < u->num_operands; k++) {
+            if (k == s->chain) continue;
+            RowSide *rs = &sides[at][nsides[at]++];
+            planned = row_side(g, u, k, v, rs);
+            sb_printf(&key, ",%s", planned ? ir_scalar_name(rs->elem) : "");
+        }
+        sb_putc(&key, ';');
+        if (u->kind == OP_G_MAP) sb_puts(&suffix, msuffix);
+        else sb_printf(&suffix, "_%s", u->kind == OP_G_BATCH_NORM ? "bn" : graph_op_label(u));
+    }
+    if (!planned) {
+        sb_free(&key);
+        sb_free(&suffix);
+        return false;
     }
     GpFuse fu = {.anchor = &r->results[0], .last = &last->results[0], .suffix = arena_strdup(g->a, sb_str(&suffix)),
                  .key = arena_strdup(g->a, sb_str(&key))};
@@ -147,9 +195,21 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
     if (!k) return false;
     if (fu.fresh) {
         bool ok = true;
-        for (int at = ROW_AT_POOLED; ok && at <= ROW_AT_FINAL; at++)
-            if (nsteps[at]) ok = gp_epilogue_scratch(g->m, fu.fresh, scratch_of[at], steps[at], nsteps[at]);
-        if (ok && nsteps[ROW_AT_STORE]) ok = gp_epilogue(g->m, fu.fresh, 5, steps[ROW_AT_STORE], nsteps[ROW_AT_STORE], NULL, 0);
+        for (int at = ROW_AT_POOLED; ok && at <= ROW_AT_STORE; at++) {
+            if (!nsteps[at]) continue;
+            TypeKind *elems = arena_calloc(g->a, (size_t)nsides[at] + 1, sizeof *elems);
+            const char *const **dims = arena_calloc(g->a, (size_t)nsides[at] + 1, sizeof *dims);
+            for (int i = 0; i < nsides[at]; i++) {
+                const char **d = arena_calloc(g->a, 2, sizeof *d);
+                d[0] = "N";
+                d[1] = len_of[at];
+                elems[i] = sides[at][i].elem;
+                dims[i] = d;
+            }
+            ok = at == ROW_AT_STORE ? gp_epilogue(g->m, fu.fresh, 5, steps[at], nsteps[at], elems, nsides[at])
+                                    : gp_epilogue_scratch(g->m, fu.fresh, scratch_of[at], steps[at], nsteps[at], elems,
+                                                          dims, nsides[at]);
+        }
         g->fuse = &fu;
         if (!ok) {
             diag_error(g->d, r->loc, "internal error: group %lld: the row kernel std_row_chain has no row to splice "
@@ -184,5 +244,10 @@ bool gp_lower_row(GpGraph *g, Op **mem, int n) {
     gp_arg_f32(g, l, b1);
     gp_arg_f32(g, l, a2);
     gp_arg_f32(g, l, b2);
+    /* The side inputs, in the order the splices appended their parameters: each broadcast to [N, its row]. */
+    const char *row_len[4] = {ncl[1], rc.nlinear == 2 ? k1dims[1] : ncl[1], R, R};
+    for (int at = ROW_AT_POOLED; at <= ROW_AT_STORE; at++)
+        for (int i = 0; i < nsides[at]; i++)
+            gp_arg_view(g, l, sides[at][i].view, NULL, 0, (const char *[]){ncl[0], row_len[at]}, 2);
     return true;
 }

@@ -163,6 +163,9 @@ static bool row_group(Fuse *f, Arena *a, int i) {
     /* A pointwise op that stops a chain with no row op yet is left to the reduction epilogue's own rule. */
     GraphImap im = stop ? graph_op_imap(stop->kind) : GRAPH_IMAP_NONE;
     bool row_op = im == GRAPH_IMAP_CONTRACTION || im == GRAPH_IMAP_REDUCTION || im == GRAPH_IMAP_VIEW;
+    /* ... unless the chain reached it through a view of the row (which only a row chain keeps on chip). */
+    for (int k = 0; stop && !row_op && k < stop->num_operands; k++)
+        row_op = stop->operands[k]->def && graph_op_imap(stop->operands[k]->def->kind) == GRAPH_IMAP_VIEW;
     if (why && stop && (n || row_op)) {
         int si = index_of(f, stop);
         if (si >= 0) f->row_why[si] = n ? why : arena_printf(a, "no row chain at %s: %s", short_name(stop), why);
@@ -263,13 +266,25 @@ static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Val
                    : arena_printf(a, "registers (applied as the %s row is written; that row lives in %s)", row_name[rc->at[k]],
                                   fuse_row_home(rc, rc->at[k], a));
     }
+    /* A member's side inputs: where each is read (row_chain.h: at [n, k] of the row it is applied to). */
+    StrBuf sides = {0};
+    for (int i = 0; k < rc->n && rc->role[k] == ROW_POINTWISE && i < c->num_operands; i++) {
+        const char *why, *idx = c->operands[i] == r ? NULL : fuse_row_side_index(f->g, c, i, r, a, &why);
+        if (idx)
+            sb_printf(&sides, "%s%s (%s) as %s", sides.len ? ", " : "", graph_value_name(a, c->operands[i]),
+                      ir_type_str(f->g->module, c->operands[i]->type), idx);
+    }
     if (c->kind == OP_G_RESHAPE)
         diag_remark(d, c->loc, "fused reshape into %s (kernel %d, one CTA per row): a view of the row", short_name(f->ops[an]),
                     f->group[ci]);
     else
         diag_remark(d, c->loc, "fused %s into %s (kernel %d, one CTA per row): saves %s bytes of DRAM traffic; "
-                    "its input stays in %s", short_name(c), short_name(f->ops[an]), f->group[ci],
-                    graph_bytes_text(a, r->type, 2), home);
+                    "its input stays in %s%s%s%s", short_name(c), short_name(f->ops[an]), f->group[ci],
+                    graph_bytes_text(a, r->type, 2), home,
+                    sides.len ? "; side input " : "", sides.len ? sb_str(&sides) : "",
+                    sides.len ? ": read from DRAM at element k of row n where the member is applied, one load per "
+                                "element, no shared memory" : "");
+    sb_free(&sides);
 }
 
 /* Where layer_norm's row lives in its kernel (the lowering follows graph_layer_norm_row). */

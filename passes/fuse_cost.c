@@ -51,6 +51,13 @@ static const CostRow elementwise = {"std_unary", 190, 8};
  * the 7th spills 48 bytes (sm_80; 40 on sm_90), 8 spill 108. So the model accepts 6 and refuses the 7th: 183 +
  * 12 a side (at the boundary, not a prediction of the count between). */
 static const CostRow layer_norm_looped = {"std_layer_norm", 183, 12};
+/* std_row_chain (a row chain's kernel), its quarters counted by the row a side input is applied at (row_chain.c):
+ * 143 registers with none (the generic-stride variant, f32, sm_80; 158 at a 4096-value row). At the final row or
+ * the store of a 1024-value row (4 quarters a side), 14 side inputs use 255 and spill nothing (f32 and bf16, sm_80
+ * and sm_90); 16 spill (16 bytes, bf16 sm_80 and f32 at the store): the model accepts 14 and refuses the 15th.
+ * At a 4096-value row (16 quarters a side) 2 use 232, 4 fit, 6 spill; the model accepts 3. At the pooled or
+ * middle row (a quarter) 24 use at most 245 without spilling, more than a chain's ROW_CHAIN_MAX_OPS allows. */
+static const CostRow row_chain = {"std_row_chain", 143, 8};
 
 /* Elements of tensor type t, with every symbolic dim counted as 2 (only "fewer than" matters here:
  * a broadcast side input has a 1 or a missing dim where the chain value has its dim). */
@@ -70,6 +77,16 @@ int fuse_cost_sides(const Op *c, const Value *chain) {
     return q;
 }
 
+static FuseCost estimate(const CostRow *row, int quarters, const TgtTarget *t) {
+    if (!t || t->regs_per_thread <= 0) t = tgt_default(); /* the emulator's row has no register file */
+    FuseCost c = {.kernel = row->kernel, .base = row->base, .per_side = row->per_side,
+                  .side_regs = (row->per_side * quarters + 3) / 4, .budget = t->regs_per_thread, .target = t->name};
+    c.regs = c.base + c.side_regs;
+    return c;
+}
+
+FuseCost fuse_cost_row_chain(int quarters, const TgtTarget *t) { return estimate(&row_chain, quarters, t); }
+
 FuseCost fuse_cost_estimate(const Op *anchor, int quarters, const TgtTarget *t) {
     const char *std = graph_op_std(anchor->kind);
     const CostRow *row = &elementwise;
@@ -78,9 +95,7 @@ FuseCost fuse_cost_estimate(const Op *anchor, int quarters, const TgtTarget *t) 
     int64_t len;
     int block;
     if (anchor->kind == OP_G_LAYER_NORM && !graph_layer_norm_row(anchor, &len, &block)) row = &layer_norm_looped;
-    if (!t || t->regs_per_thread <= 0) t = tgt_default(); /* the emulator's row has no register file */
-    FuseCost c = {.kernel = std ? std : "a kernel", .base = row->base, .per_side = row->per_side,
-                  .side_regs = (row->per_side * quarters + 3) / 4, .budget = t->regs_per_thread, .target = t->name};
-    c.regs = c.base + c.side_regs;
+    FuseCost c = estimate(row, quarters, t);
+    c.kernel = std ? std : "a kernel";
     return c;
 }

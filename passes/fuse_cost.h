@@ -32,6 +32,11 @@ int fuse_cost_sides(const Op *c, const Value *chain);
  * Pure: no allocation. */
 FuseCost fuse_cost_estimate(const Op *anchor, int quarters, const TgtTarget *t);
 
+/* The estimate for a row chain (lang/std/row.tile's std_row_chain) whose pointwise members read side inputs worth
+ * `quarters` (passes/row_chain.c counts them by the row each is applied at): each is a rank-2 view loaded once
+ * per element of that row, into registers; no shared memory (the row chain's own budget is row_chain.h's). */
+FuseCost fuse_cost_row_chain(int quarters, const TgtTarget *t);
+
 /* Whether the estimate fits the budget. */
 static inline bool fuse_cost_fits(const FuseCost *c) { return c->regs <= c->budget; }
 #endif

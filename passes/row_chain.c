@@ -7,11 +7,12 @@
 #include <string.h>
 #include "../graph/shape_expr.h"
 #include "../ir/graph_kinds.h"
+#include "fuse_cost.h"
 #include "graph_passes.h"
 
 static const char *vname(Arena *a, const Value *v) {
     if (v->name) return arena_printf(a, "'%%%s'", v->name);
-    return arena_printf(a, "the result of %s", ir_op_info[v->def->kind].name + 6);
+    return arena_printf(a, "the result of %s", graph_op_label(v->def));
 }
 
 /* Dims [from, to) of tensor type t as one canonical product text ("C*H", "64"). */
@@ -119,6 +120,65 @@ static const char *conv_contract_why(Func *g, Arena *a, const Op *r, const Op *u
     return NULL;
 }
 
+/* Side input s of a pointwise member (its operand i) aligned to the row value's rank r (numpy: aligned right;
+ * a batch_norm's statistics [C] along axis 1): src[d] the dim of s at the row value's dim d, -1 where s has none. */
+static void side_src(const Op *u, int i, const Type *st, int r, int *src) {
+    for (int d = 0; d < r; d++) src[d] = -1;
+    if (u->kind == OP_G_BATCH_NORM && i > 0) {
+        if (r > 1 && st->rank == 1) src[1] = 0;
+        return;
+    }
+    for (int d = 0; d < st->rank && d < r; d++) src[r - st->rank + d] = d;
+}
+
+/* The product of the dims of s at the row value's dims [from, to) (src from side_src). */
+static const char *side_prod(Arena *a, const Type *st, const int *src, int from, int to) {
+    const ShapeExpr *x = sx_int(a, 1);
+    for (int d = from; d < to; d++)
+        if (src[d] >= 0) x = sx_bin(a, SX_MUL, x, st->sym && st->sym[src[d]] ? sx_sym(a, st->sym[src[d]]) : sx_int(a, st->dims[src[d]]));
+    return sx_str(a, sx_simplify(a, x));
+}
+
+const char *fuse_row_side_index(Func *g, const Op *u, int i, const Value *v, Arena *a, const char **why) {
+    const Value *s = u->operands[i];
+    const Type *vt = v->type, *st = s->type;
+    *why = NULL;
+    if (st->kind != TY_TENSOR || vt->kind != TY_TENSOR || st->rank > vt->rank || vt->rank > 8 ||
+        (u->kind == OP_G_BATCH_NORM && i > 0 && st->rank != 1)) {
+        *why = arena_printf(a, "%s's other operand %s is %s, which does not broadcast to the row %s", graph_op_label(u),
+                            vname(a, s), ir_type_str(g->module, st), ir_type_str(g->module, vt));
+        return NULL;
+    }
+    int src[8];
+    side_src(u, i, st, vt->rank, src);
+    const char *N = prod_text(a, vt, 0, 1), *len = prod_text(a, vt, 1, vt->rank);
+    const char *sn = side_prod(a, st, src, 0, 1), *slen = side_prod(a, st, src, 1, vt->rank);
+    /* The row's elements k are dims 1.. of the row value flattened: s is read at k when it has all of them,
+     * at 0 when it has none of them (dims of 1), and cannot be read with k alone otherwise (it broadcasts along
+     * some dims of the row and not along others). */
+    bool has_n = !strcmp(sn, N) && strcmp(N, "1"), has_k = !strcmp(slen, len) && strcmp(len, "1");
+    if ((strcmp(sn, N) && strcmp(sn, "1")) || (!has_k && strcmp(slen, "1"))) {
+        *why = arena_printf(a, "%s's other operand %s (%s) broadcasts inside the row %s: the row kernel reads a side "
+                            "input at element k of row n, as [n, k], [k], [n] or one value", graph_op_label(u), vname(a, s),
+                            ir_type_str(g->module, st), ir_type_str(g->module, vt));
+        return NULL;
+    }
+    return has_n && has_k ? "[n, k]" : has_k ? "[k]" : has_n ? "[n]" : "[]";
+}
+
+/* The cost model's quarters (fuse_cost.h) for the side inputs of member i of rc: each is loaded per element of the row
+ * it is applied at, so one at the final row or the store (ROW values at a time, ROW / (32 * warps) per thread) costs
+ * ROW / 256 quarters (4 at the 1024 of a symbolic row), and one at the pooled or middle row (a few values per
+ * thread) a quarter. */
+static int side_quarters(const RowChain *rc, int i) {
+    const Op *u = rc->ops[i];
+    if (rc->role[i] != ROW_POINTWISE) return 0;
+    int q = 0, each = rc->at[i] == ROW_AT_FINAL || rc->at[i] == ROW_AT_STORE ? (int)(rc->row / 256) : 1;
+    for (int k = 0; k < u->num_operands; k++)
+        q += u->operands[k] != &rc->ops[i - 1]->results[0] && u->operands[k]->type->kind == TY_TENSOR ? (each > 1 ? each : 1) : 0;
+    return q;
+}
+
 int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, const char **why, Op **stop) {
     memset(rc, 0, sizeof *rc);
     *why = NULL;
@@ -146,12 +206,26 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
                 break;
             role = ROW_VIEW;
         } else if (graph_op_is_pointwise(u)) {
-            for (int k = 0; !*why && k < u->num_operands; k++)
-                if (u->operands[k] != v)
-                    *why = arena_printf(a, "%s also reads %s: the row kernel applies a pointwise member to the row alone",
-                                        graph_op_label(u), vname(a, u->operands[k]));
-            if (!*why && (u->num_operands != 1 || u->results[0].type != v->type))
-                *why = arena_printf(a, "%s changes the row's type", graph_op_label(u));
+            /* Its other tensor operands (side inputs) are read at element k of row n where the member runs: each
+             * must exist before the chain's first op and broadcast to the row as [n, k], [k], [n] or one value. */
+            int reads = 0;
+            for (int k = 0; k < u->num_operands; k++) reads += u->operands[k] == v;
+            if (reads > 1) *why = arena_printf(a, "%s reads the row %s twice", graph_op_label(u), vname(a, v));
+            if (!*why && u->results[0].type != v->type)
+                *why = ir_type_with_elem(g->module, v->type, u->results[0].type->elem) == u->results[0].type
+                           ? arena_printf(a, "%s changes the row's element type", graph_op_label(u))
+                           : arena_printf(a, "%s broadcasts the row %s to %s", graph_op_label(u), vname(a, v),
+                                          ir_type_str(g->module, u->results[0].type));
+            for (int k = 0; !*why && k < u->num_operands; k++) {
+                const Value *sv = u->operands[k];
+                if (sv == v) continue;
+                if (!before(g, sv, r))
+                    *why = arena_printf(a, "%s's other operand %s is computed after %s, the row chain's first op: the "
+                                        "row kernel reads side inputs made before it", graph_op_label(u), vname(a, sv),
+                                        graph_op_label(r));
+                else
+                    fuse_row_side_index(g, u, k, v, a, why);
+            }
             role = ROW_POINTWISE;
         } else if (im == GRAPH_IMAP_CONTRACTION || (im == GRAPH_IMAP_WINDOW && u->kind == OP_G_CONV2D)) {
             const char *k = NULL;
@@ -202,7 +276,22 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
     }
     int n = rc->n;
     while (n > 1 && rc->role[n - 1] == ROW_VIEW) n--;
-    return fuse_row_chain_cut(rc, n, a);
+    n = fuse_row_chain_cut(rc, n, a);
+    /* The side inputs against the register budget, once the rows are known (a side input costs by the row it is
+     * applied at): the chain ends at the member that would take the estimate over it. */
+    for (int i = 1, q = 0; i < n; i++) {
+        q += side_quarters(rc, i);
+        FuseCost cost = fuse_cost_row_chain(q, t);
+        if (fuse_cost_fits(&cost)) continue;
+        *why = arena_printf(a, "the row kernel would need about %d registers per thread (%d + %d for the side inputs of "
+                            "its members), more than the %d a thread has on %s", cost.regs, cost.base, cost.side_regs,
+                            cost.budget, cost.target);
+        *stop = rc->ops[i];
+        while (i > 1 && rc->role[i - 1] == ROW_VIEW) i--;
+        n = fuse_row_chain_cut(rc, i, a);
+        i = 0, q = 0; /* the cut chain's rows may differ: count again */
+    }
+    return n;
 }
 
 int fuse_row_chain_cut(RowChain *rc, int n, Arena *a) {

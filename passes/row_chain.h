@@ -6,7 +6,8 @@
  *   source     a reduce over the trailing axes from axis 2 on (global_avg_pool: mean over H, W); the row
  *              is dims 1..first-1 of its input, C values
  *   view       a reshape that keeps dim 0 and the row's length (flatten [N, C, 1, 1] -> [N, C])
- *   pointwise  an op whose output element reads the same element of the row, and nothing else
+ *   pointwise  an op whose output element reads the same element of the row, and its other tensor operands
+ *              (side inputs, made before the chain) at that element's [n, k], [k], [n] or one value
  *   contract   a matmul reading the row [N, C] as its left operand and contracting exactly that axis
  *              with a weight made before the chain ([K, C] with trans_b, or [C, K]), or a 1x1 conv2d of
  *              a [N, C, 1, 1] row (weight [K, C, 1, 1]): a new row of K
@@ -61,6 +62,12 @@ int fuse_row_chain(Func *g, Op *r, const TgtTarget *t, RowChain *rc, Arena *a, c
 /* rc cut to its first n members (a group the fuse pass ended earlier, for another target), its stages
  * recomputed: returns rc->n when the cut chain is still a row chain, else 0. */
 int fuse_row_chain_cut(RowChain *rc, int n, Arena *a);
+/* How operand i of pointwise member u (a side input: not the row value v) is read at element k of row n where
+ * the member runs: "[n, k]" (s has the row's shape), "[k]" (one vector for every row: a bias [K], [1, K]),
+ * "[n]" (one value per row: [N, 1]) or "[]" (one value). The lowering views s as [N or 1, K or 1] accordingly.
+ * NULL, with *why (arena a), when it cannot be: s broadcasts along some dims of the row and not others, or
+ * does not broadcast to v. */
+const char *fuse_row_side_index(Func *g, const Op *u, int i, const Value *v, Arena *a, const char **why);
 /* Where a row of rc lives and why, for remarks: "shared memory (...)" / "registers (...)". */
 const char *fuse_row_home(const RowChain *rc, RowAt at, Arena *a);
 #endif

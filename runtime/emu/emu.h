@@ -82,7 +82,10 @@ typedef struct EmuFiber {
     char *stack;                 /* usable stack (above its guard page) */
     size_t stack_size;
     EmuFiberState state;
-    const void *barrier_site;    /* return address of the tl_emu_barrier call it waits at */
+    const void *barrier_site;    /* return address of the tl_emu_barrier call it waits at (for messages) */
+    const void *barrier_id;      /* which barrier that is: the compiler's id for it (tl_emu_barrier_at), or
+                                    the site (tl_emu_barrier); code generation may copy one barrier to
+                                    several call sites (tail duplication), which stay one barrier */
     /* at a collective (FIBER_COLL): its arguments, read by the last thread of the group to arrive */
     const char *coll_what;
     int coll_kind, coll_width;
@@ -244,7 +247,7 @@ _Noreturn void emu_fault(EmuLaunch *L, const char *fmt, ...) __attribute__((form
 /* The hooks' entry into the scheduler: the running fiber waits (its state says for what). */
 void emu_block(EmuLaunch *L);
 /* Barrier / shuffle arrival of the running fiber (emu_hooks.c calls these). */
-void emu_barrier_arrive(EmuLaunch *L, const void *site);
+void emu_barrier_arrive(EmuLaunch *L, const void *site, const void *id);
 int32_t emu_shfl_arrive(EmuLaunch *L, int32_t v, int32_t lane_mask);
 
 /* A rendezvous of the `width` threads (32 = the calling thread's warp, 128 = its warpgroup: warps

@@ -20,6 +20,7 @@ int32_t tl_emu_ctaid(int32_t axis);
 int32_t tl_emu_nctaid(int32_t axis);
 void *tl_emu_smem(void);
 void tl_emu_barrier(void);
+void tl_emu_barrier_at(const void *id);
 int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask);
 float tl_emu_atomic_add_f32(void *p, float v);
 int32_t tl_emu_atomic_add_i32(void *p, int32_t v);
@@ -35,7 +36,11 @@ int32_t tl_emu_nctaid(int32_t axis) { return current && axis >= 0 && axis < 3 ? 
 void *tl_emu_smem(void) { return current ? current->smem : NULL; }
 
 void tl_emu_barrier(void) {
-    if (current) emu_barrier_arrive(current, __builtin_return_address(0));
+    if (current) emu_barrier_arrive(current, __builtin_return_address(0), __builtin_return_address(0));
+}
+
+void tl_emu_barrier_at(const void *id) {
+    if (current) emu_barrier_arrive(current, __builtin_return_address(0), id);
 }
 
 int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t lane_mask) { return current ? emu_shfl_arrive(current, v, lane_mask) : v; }

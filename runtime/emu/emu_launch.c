@@ -170,10 +170,11 @@ static void yield(EmuLaunch *L, bool final) {
 
 void emu_block(EmuLaunch *L) { yield(L, false); }
 
-void emu_barrier_arrive(EmuLaunch *L, const void *site) {
+void emu_barrier_arrive(EmuLaunch *L, const void *site, const void *id) {
     EmuFiber *f = &L->fibers[L->cur];
     f->state = FIBER_BARRIER;
     f->barrier_site = site;
+    f->barrier_id = id;
     if (++L->nbarrier < L->nthreads) {
         emu_block(L);
         return;
@@ -181,7 +182,7 @@ void emu_barrier_arrive(EmuLaunch *L, const void *site) {
     L->nbarrier = 0;
     L->epoch++; /* shared-memory accesses before the barrier no longer race with those after */
     for (int i = 0; i < L->nthreads; i++)
-        if (L->fibers[i].barrier_site != site) {
+        if (L->fibers[i].barrier_id != id) {
             char a[160], b[160];
             code_location(L->fibers[i].barrier_site, a, sizeof a);
             code_location(site, b, sizeof b);
@@ -281,7 +282,7 @@ static bool run_cta(EmuLaunch *L) {
     for (int i = 0; i < L->nthreads; i++) {
         EmuFiber *f = &L->fibers[i];
         f->state = FIBER_READY;
-        f->barrier_site = NULL;
+        f->barrier_site = f->barrier_id = NULL;
         f->ncp = 0; /* cp.async queues of an abandoned CTA are dropped */
         f->cp_committed = 0;
         f->px_fences = 0;

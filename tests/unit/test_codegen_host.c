@@ -27,6 +27,7 @@ static const char stub_src[] =
     "int32_t tl_emu_nctaid(int32_t a) { return g_nctaid[a]; }\n"
     "void *tl_emu_smem(void) { return g_smem; }\n"
     "void tl_emu_barrier(void) {}\n"
+    "void tl_emu_barrier_at(const void *id) { (void)id; }\n"
     "int32_t tl_emu_shfl_xor_i32(int32_t v, int32_t m) { (void)m; return v; }\n"
     "float tl_emu_atomic_add_f32(void *p, float v) { float o; memcpy(&o, p, 4); o += v; memcpy(p, &o, 4); return o - v; }\n"
     "int32_t tl_emu_atomic_add_i32(void *p, int32_t v) { int32_t o = *(int32_t *)p; *(int32_t *)p = o + v; return o; }\n"

@@ -250,7 +250,7 @@ static void test_host(void) {
     const char *s = sb_str(&out);
     if (getenv("TEST_EMIT_DUMP")) fputs(s, stderr);
     CHECK(strstr(s, "define void @hk__entry(ptr") != NULL);
-    CHECK(strstr(s, "@tl_emu_barrier()") != NULL);
+    CHECK(strstr(s, "@tl_emu_barrier_at(ptr nonnull @tl.barrier") != NULL);
     CHECK(strstr(s, "@tl_emu_shfl_xor_i32(") != NULL);
     CHECK(strstr(s, "@tl_emu_atomic_add_f32(") != NULL);
     CHECK(strstr(s, "@tl_emu_atomic_add_i32(") != NULL);
