@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     static const char *bn_name[4] = {"g", "b", "m", "v"};
     static const float lo[4] = {0.5f, -0.5f, -0.5f, 0.2f}, hi[4] = {1.5f, 0.5f, 0.5f, 2.0f};
     for (int l = 0; l < 2; l++) {
-        char name[8];
+        char name[16];
         w[l] = ex_random(&rng, (size_t)(C * C * 9), -wscale, wscale);
         snprintf(name, sizeof name, "w%d", l + 1);
         TRY(ctx, tlrt_plan_bind_param(plan, name, w[l], 4, wd));

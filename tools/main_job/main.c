@@ -120,7 +120,7 @@ static int run_block(Job *j, const char *file, float *out, Row *row) {
     }
     int64_t wd[4] = {j->s.c, j->s.c, 3, 3}, cd[1] = {j->s.c};
     for (int l = 0; l < 2; l++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "w%d", l + 1);
         if ((st = tlrt_plan_bind_param(p, name, j->w[l], 4, wd)) != TLRT_OK) {
             fail(j, name, st);
