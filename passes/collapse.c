@@ -25,8 +25,9 @@
  * move into the new body (computed per iteration; LLVM hoists what stays invariant). */
 #include "pass_util.h"
 #include <stdio.h>
+#include <string.h>
 
-enum { MAX_NEST = 8 };
+enum { MAX_NEST = 8, MAX_UNROLL = 16 };
 
 static bool const_int(const Value *v, int64_t *out) {
     PassConst k;
@@ -171,6 +172,27 @@ static Value *flat_trips(IrBuilder *b, const Nest *N, int64_t P) {
     return P > 1 ? ir_build_binary(b, OP_MUL, n0, kint(b, t, P)) : n0;
 }
 
+/* Whether every load of block b reads a kernel view whose offsets are known to fit in 32 bits (the
+ * `i32` fact of passes/specialize.c). Unrolling hoists each copy's gather offsets and masks out of
+ * the loop (P copies of them live at once); in 64 bits, or through raw pointers, that state does
+ * not fit the register file (the hand-fused conv's generic variant spilled 960 bytes,
+ * bench/RESULTS.md), so only 32-bit offsets are unrolled. */
+static bool loads_have_i32_offsets(const Func *f, const Block *b) {
+    const Attr *facts = ir_func_attr(f, "arg_facts");
+    Block *kb = ir_func_block((Func *)f);
+    bool any = false;
+    for (const Op *op = b->first; op; op = op->next) {
+        if (op->kind == OP_LOAD) return false;
+        if (op->kind != OP_VIEW_LOAD) continue;
+        const Value *v = op->operands[0];
+        if (v->def || v->owner != kb || !facts || facts->kind != ATTR_ARRAY || v->index >= facts->n) return false;
+        const Attr *fa = facts->items[v->index];
+        if (!fa || fa->kind != ATTR_STRING || !strstr(fa->s, "i32")) return false;
+        any = true;
+    }
+    return any;
+}
+
 static void collapse(IrModule *m, Func *f, Nest *N, PassContext *ctx) {
     Op *l0 = N->loop[0], *ln = N->loop[N->n - 1];
     const Type *t = l0->regions[0].block->args[0]->type;
@@ -188,6 +210,8 @@ static void collapse(IrModule *m, Func *f, Nest *N, PassContext *ctx) {
     Op *nf = ir_op_new(m, OP_FOR, (Value **)ops.items, ops.len, types, l0->num_results, 1, l0->loc);
     ptrvec_free(&ops);
     for (int i = 0; i < l0->num_attrs; i++) ir_op_set_attr(m, nf, l0->attrs[i].name, l0->attrs[i].value);
+    /* a small period: the unroll pass (after pipeline) makes every copy's inner indices constants */
+    if (P <= MAX_UNROLL && loads_have_i32_offsets(f, ln->regions[0].block)) ir_op_set_attr(m, nf, "unroll", ir_attr_int(m, P));
     ir_insert_before(l0, nf);
     Block *nb = nf->regions[0].block;
     Value *u = ir_block_add_arg(m, nb, t, "flat");
