@@ -14,8 +14,9 @@
  *
  * Applies when lb and st are integer constants (st > 0), the trip count is a multiple of P (ub - lb
  * is a constant, or lb = 0, st = 1 and ub = mul(x, c) with c a multiple of P: what collapse
- * builds), P >= 2 and the body's ops number at most MAX_OPS * ... (below). The same iterations run
- * in the same order with the same values: results are bit-identical.
+ * builds), 2 <= P <= MAX_FACTOR and the unrolled body stays under MAX_BODY_OPS ops. The same
+ * iterations run in the same order with the same values: results are bit-identical (as long as the
+ * induction arithmetic does not wrap, which stage-counter assumes too).
  *
  * Index arithmetic on the induction variable is evaluated while cloning: a scalar signed integer
  * value is tracked as A*j + c (A, c constants, j >= 0 the unrolled loop's own iteration number)
