@@ -24,6 +24,8 @@ enum { FMA_UNROLL_BUDGET = 512 };
 typedef struct FmaOperand {
     LLVMValueRef base; /* ptr addrspace(3), element [0][0], 16-byte aligned */
     int64_t stride;    /* elements between consecutive rows */
+    const Type *elem;  /* the element type stored there (converted to the accumulator's on load) */
+    LLVMTypeRef t;     /* its storage type */
 } FmaOperand;
 
 static int64_t store_bytes(Cg *cg, LLVMTypeRef t) {
@@ -50,11 +52,29 @@ static bool stage_rows(Cg *cg, Op *op, int which, const FmaOperand *o, LLVMTypeR
     return true;
 }
 
+/* Whether operand v is read in place from a pipeline stage: a local_load of one, or an exact
+ * widening cast of one (f16/bf16 -> f32 with an f32 accumulator: the stage holds the raw elements,
+ * converted as they are read, which is the cast's value). Fills o. */
+static bool in_place(Cg *cg, Op *op, Value *v, FmaOperand *o) {
+    const Type *eacc = op->operands[2]->type->elem;
+    Op *c = v->def;
+    if (c && c->kind == OP_CAST && v->type->elem->kind == TY_F32 && eacc->kind == TY_F32 &&
+        c->operands[0]->type->kind == TY_TILE &&
+        (c->operands[0]->type->elem->kind == TY_BF16 || c->operands[0]->type->elem->kind == TY_F16) &&
+        cg_dot_operand_in_smem(cg, c->operands[0], &o->base, &o->stride)) {
+        o->elem = c->operands[0]->type->elem;
+        o->t = cg_storage_type(cg, o->elem);
+        return true;
+    }
+    return cg_dot_operand_in_smem(cg, v, &o->base, &o->stride);
+}
+
 /* The operands in shared memory: in place where pipelined, else staged (one barrier pair for both). */
 static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, FmaOperand *a, FmaOperand *b) {
     const Type *ta = op->operands[0]->type, *tb = op->operands[1]->type;
-    bool in_a = cg_dot_operand_in_smem(cg, op->operands[0], &a->base, &a->stride);
-    bool in_b = cg_dot_operand_in_smem(cg, op->operands[1], &b->base, &b->stride);
+    a->elem = ta->elem, b->elem = tb->elem, a->t = b->t = et;
+    bool in_a = in_place(cg, op, op->operands[0], a);
+    bool in_b = in_place(cg, op, op->operands[1], b);
     if (in_a && in_b) return true;
     int64_t esize = store_bytes(cg, et);
     int64_t abytes = in_a ? 0 : ir_type_numel(ta) * esize, bbytes = in_b ? 0 : ir_type_numel(tb) * esize;
@@ -62,8 +82,9 @@ static bool place_operands(Cg *cg, Op *op, LLVMTypeRef et, FmaOperand *a, FmaOpe
     const char *what = arena_printf(cg->arena, "dot operands %s (%lld B) + %s (%lld B)", cg_type_name(cg, ta),
                                     (long long)abytes, cg_type_name(cg, tb), (long long)bbytes);
     LLVMValueRef s = cg_smem(cg, op, boff + bbytes, what);
-    if (!in_a) *a = (FmaOperand){s, ta->dims[1]};
-    if (!in_b) *b = (FmaOperand){LLVMBuildGEP2(cg->b, cg->t_i8, s, (LLVMValueRef[]){cg_i32(cg, boff)}, 1, ""), tb->dims[1]};
+    if (!in_a) *a = (FmaOperand){s, ta->dims[1], ta->elem, et};
+    if (!in_b)
+        *b = (FmaOperand){LLVMBuildGEP2(cg->b, cg->t_i8, s, (LLVMValueRef[]){cg_i32(cg, boff)}, 1, ""), tb->dims[1], tb->elem, et};
     cg_barrier(cg);
     if ((!in_a && !stage_rows(cg, op, 0, a, et)) || (!in_b && !stage_rows(cg, op, 1, b, et))) return false;
     cg_barrier(cg);
@@ -101,6 +122,18 @@ static void load_run(Cg *cg, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off,
         out[0] = cg_convert(cg, cg_smem_load(cg, t, p, eb), from, to);
         return;
     }
+    if (from->kind == TY_BF16 && to->kind == TY_F32) {
+        /* bf16 -> f32 is exact and a bf16 is the high half of its f32: per 32-bit word of two
+         * elements, one shift (the low one) and one and (the high one), no unpacking moves */
+        LLVMValueRef w = cg_smem_load(cg, LLVMVectorType(cg->t_i32, (unsigned)n / 2), p, eb * (unsigned)n);
+        for (int i = 0; i < n / 2; i++) {
+            LLVMValueRef x = LLVMBuildExtractElement(cg->b, w, cg_i32(cg, i), "");
+            out[2 * i] = LLVMBuildBitCast(cg->b, LLVMBuildShl(cg->b, x, cg_i32(cg, 16), ""), cg->t_f32, "");
+            out[2 * i + 1] =
+                LLVMBuildBitCast(cg->b, LLVMBuildAnd(cg->b, x, cg_i32(cg, (int32_t)0xffff0000u), ""), cg->t_f32, "");
+        }
+        return;
+    }
     LLVMValueRef v = cg_smem_load(cg, LLVMVectorType(t, (unsigned)n), p, eb * (unsigned)n);
     for (int i = 0; i < n; i++) out[i] = cg_convert(cg, LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), ""), from, to);
 }
@@ -130,9 +163,11 @@ bool cg_lower_dot_fma(Cg *cg, Op *op) {
     if (!place_operands(cg, op, tin, &a, &b)) return false;
 
     int rows = rc.regs[0], cols = rc.regs[1], n = rc.nregs;
-    int vmax = (int)(16 / store_bytes(cg, tin)); /* elements per 16-byte access */
+    /* elements per 16-byte access of each operand */
+    int vmax = (int)(16 / store_bytes(cg, a.t)), vmax_b = (int)(16 / store_bytes(cg, b.t));
     if (vmax < 1) vmax = 1;
-    int gb = col_vector(&rc, &lc, cols, b.stride, vmax);
+    if (vmax_b < 1) vmax_b = 1;
+    int gb = col_vector(&rc, &lc, cols, b.stride, vmax_b);
     /* Unroll: all of K when the body fits the budget, else the largest power of two that does. */
     int64_t per_step = (int64_t)rows * cols;
     int U = (int)(K * per_step <= FMA_UNROLL_BUDGET ? K : pow2_floor(FMA_UNROLL_BUDGET / (per_step ? per_step : 1)));
@@ -163,12 +198,12 @@ bool cg_lower_dot_fma(Cg *cg, Op *op) {
     for (int u0 = 0; u0 < U; u0 += ga) {
         for (int jm = 0; jm < rows; jm++) {
             LLVMValueRef at = LLVMBuildAdd(B, row_off[jm], LLVMBuildAdd(B, k, cg_i32(cg, u0), ""), "");
-            load_run(cg, tin, a.base, at, ga, ein, eacc, &av[(size_t)jm * (size_t)ga]);
+            load_run(cg, a.t, a.base, at, ga, a.elem, eacc, &av[(size_t)jm * (size_t)ga]);
         }
         for (int u = u0; u < u0 + ga; u++) {
             LLVMValueRef krow = LLVMBuildMul(B, LLVMBuildAdd(B, k, cg_i32(cg, u), ""), cg_i32(cg, b.stride), "");
             for (int jn = 0; jn < cols; jn += gb)
-                load_run(cg, tin, b.base, LLVMBuildAdd(B, krow, col[jn], ""), gb, ein, eacc, &bv[jn]);
+                load_run(cg, b.t, b.base, LLVMBuildAdd(B, krow, col[jn], ""), gb, b.elem, eacc, &bv[jn]);
             for (int jm = 0; jm < rows; jm++)
                 for (int jn = 0; jn < cols; jn++) {
                     int reg = layout_reg_index(&rc, &lc, (int[]){jm, jn});

@@ -513,7 +513,7 @@ TlStatus tl_compile(const char *filename, const char *text, size_t len, const Tl
               stage(&c, "f32-dot", f32_dot, NULL, "--f32-dot") &&
               stage(&c, "tile-passes", tile_passes, "inline,canonicalize,constfold,cse,fuse-loops,promote,cse,dce", NULL) &&
               stage(&c, "codegen-passes", codegen_passes,
-                    "insert-barriers,specialize,fma-contract,collapse,pipeline,stage-counter,layout,remove-converts,wgmma-async,cse,dce", NULL) &&
+                    "insert-barriers,specialize,fma-contract,collapse,pipeline,unroll,stage-counter,layout,remove-converts,wgmma-async,cse,dce", NULL) &&
               stage(&c, "backend", backend, NULL, NULL);
     if (ok && diag_error_count(d) == 0) {
         size_t n = c.out.len;

@@ -19,14 +19,16 @@
  *   needs to fit its type (its last increment passes ub0);
  * - every loop's carried values go straight to the next loop's initial values (used by nothing
  *   else) and come straight back through the yields; the pure ops use no carried value;
- * - Ln's body holds a dot (its first) with an operand made by `load` / `view_load` in that body
- *   (what the pipeline prefetches), and the kernel pipelines (num_stages >= 2).
+ * - Ln's body holds a dot (its first) with an operand made by `load` / `view_load` in that body,
+ *   or by a `cast` of one (what the pipeline prefetches), and the kernel pipelines (num_stages >= 2).
  * n0 = ceil((max(ub0, lb0) - lb0) / s0), computed before the loop. The pure ops of the outer loops
  * move into the new body (computed per iteration; LLVM hoists what stays invariant). */
 #include "pass_util.h"
+#include "../ir/dot_mma.h"
 #include <stdio.h>
+#include <string.h>
 
-enum { MAX_NEST = 8 };
+enum { MAX_NEST = 8, MAX_UNROLL = 16 };
 
 static bool const_int(const Value *v, int64_t *out) {
     PassConst k;
@@ -81,13 +83,19 @@ static bool const_trips(const Op *loop, int64_t *lb, int64_t *st, int64_t *trips
     return true;
 }
 
-/* Whether the innermost body holds a dot that the pipeline can prefetch an operand of. */
-static bool feeds_pipelined_dot(const Op *loop) {
+/* Whether the innermost body holds a dot that the pipeline can prefetch an operand of; a widened
+ * f16/bf16 operand counts only when `widened` (the nest is to be unrolled: passes/pipeline.c). */
+static bool feeds_pipelined_dot(const Op *loop, bool widened) {
     const Block *b = loop->regions[0].block;
     for (const Op *op = b->first; op; op = op->next) {
         if (op->kind != OP_DOT) continue;
         for (int w = 0; w < 2; w++) {
             const Op *ld = op->operands[w]->def;
+            /* an f16/bf16 operand widened to f32 for the FMA loop: pipelined raw (passes/pipeline.c) */
+            if (widened && ld && ld->kind == OP_CAST && ld->parent == b && !dot_is_tf32(op) && op->operands[w]->type->kind == TY_TILE &&
+                op->operands[w]->type->elem->kind == TY_F32 && ld->operands[0]->type->kind == TY_TILE &&
+                (ld->operands[0]->type->elem->kind == TY_BF16 || ld->operands[0]->type->elem->kind == TY_F16))
+                ld = ld->operands[0]->def;
             if (ld && (ld->kind == OP_LOAD || ld->kind == OP_VIEW_LOAD) && ld->parent == b) return true;
         }
         return false; /* the pipeline looks at the first dot only */
@@ -95,14 +103,36 @@ static bool feeds_pipelined_dot(const Op *loop) {
     return false;
 }
 
+/* Whether every load of block b reads a kernel view whose offsets are known to fit in 32 bits (the
+ * `i32` fact of passes/specialize.c). Unrolling hoists each copy's gather offsets and masks out of
+ * the loop (P copies of them live at once); in 64 bits, or through raw pointers, that state does
+ * not fit the register file (the hand-fused conv's generic variant spilled 960 bytes,
+ * bench/RESULTS.md), so only 32-bit offsets are unrolled. */
+static bool loads_have_i32_offsets(const Func *f, const Block *b) {
+    const Attr *facts = ir_func_attr(f, "arg_facts");
+    Block *kb = ir_func_block((Func *)f);
+    bool any = false;
+    for (const Op *op = b->first; op; op = op->next) {
+        if (op->kind == OP_LOAD) return false;
+        if (op->kind != OP_VIEW_LOAD) continue;
+        const Value *v = op->operands[0];
+        if (v->def || v->owner != kb || !facts || facts->kind != ATTR_ARRAY || v->index >= facts->n) return false;
+        const Attr *fa = facts->items[v->index];
+        if (!fa || fa->kind != ATTR_STRING || !strstr(fa->s, "i32")) return false;
+        any = true;
+    }
+    return any;
+}
+
 typedef struct Nest {
     Op *loop[MAX_NEST];
     int64_t lb[MAX_NEST], st[MAX_NEST], trips[MAX_NEST]; /* trips[0] unused when ub0 is not constant */
     int n;                                               /* loops in the nest (>= 2) */
+    bool unroll;                                         /* mark the flat loop {unroll = P} */
 } Nest;
 
 /* Fills *N with the nest rooted at loop when it qualifies (see the header). */
-static bool match_nest(PassMap *uses, Op *loop, Nest *N) {
+static bool match_nest(PassMap *uses, const Func *f, Op *loop, Nest *N) {
     N->n = 0;
     for (Op *l = loop; l; l = only_inner_loop(l->regions[0].block)) {
         if (N->n == MAX_NEST || l->num_regions != 1 || l->num_operands < 3) return false;
@@ -129,7 +159,7 @@ static bool match_nest(PassMap *uses, Op *loop, Nest *N) {
             if (uses_carried(pb, l)) return false;
         }
     }
-    if (N->n < 2 || !feeds_pipelined_dot(N->loop[N->n - 1])) return false;
+    if (N->n < 2) return false;
     /* the flat trip count fits the induction variable's type */
     const Type *it = loop->regions[0].block->args[0]->type;
     int64_t P = 1, lim = ir_type_bits(it) >= 64 ? INT64_MAX : ((int64_t)1 << (ir_type_bits(it) - 1)) - 1;
@@ -137,6 +167,9 @@ static bool match_nest(PassMap *uses, Op *loop, Nest *N) {
         if (P > lim / N->trips[k]) return false;
         P *= N->trips[k];
     }
+    Op *ln = N->loop[N->n - 1];
+    N->unroll = P <= MAX_UNROLL && loads_have_i32_offsets(f, ln->regions[0].block);
+    if (!feeds_pipelined_dot(ln, N->unroll)) return false;
     if (N->trips[0] >= 0) return N->trips[0] == 0 || P <= lim / N->trips[0];
     return P <= N->st[0];
 }
@@ -188,6 +221,8 @@ static void collapse(IrModule *m, Func *f, Nest *N, PassContext *ctx) {
     Op *nf = ir_op_new(m, OP_FOR, (Value **)ops.items, ops.len, types, l0->num_results, 1, l0->loc);
     ptrvec_free(&ops);
     for (int i = 0; i < l0->num_attrs; i++) ir_op_set_attr(m, nf, l0->attrs[i].name, l0->attrs[i].value);
+    /* a small period: the unroll pass (after pipeline) makes every copy's inner indices constants */
+    if (N->unroll) ir_op_set_attr(m, nf, "unroll", ir_attr_int(m, P));
     ir_insert_before(l0, nf);
     Block *nb = nf->regions[0].block;
     Value *u = ir_block_add_arg(m, nb, t, "flat");
@@ -255,7 +290,7 @@ bool pass_collapse(IrModule *m, PassContext *ctx) {
                 if (!o->parent) inside_collapsed = true;
             if (inside_collapsed) continue;
             Nest N;
-            if (!match_nest(&uses, loop, &N)) continue;
+            if (!match_nest(&uses, f, loop, &N)) continue;
             collapse(m, f, &N, ctx);
             changed = true;
             pass_map_free(&uses);

@@ -1,7 +1,8 @@
 /* pipeline: software pipelining of the loops that feed `dot` (Triton's, docs/passes/pipeline.md).
  *
- * For each `for` whose body holds a dot with an operand made in the body by `load` / `view_load`
- * (no `other`, or other = 0; the dot its only user) whose address and mask depend only on the
+ * For each `for` whose body holds a dot with an operand made in the body by `load` / `view_load`,
+ * or by an f16/bf16 -> f32 `cast` of one for an FMA dot (no `other`, or other = 0; the dot, or the
+ * cast, its only user) whose address and mask depend only on the
  * induction variable and values from outside the loop, with S = num_stages >= 2 stages:
  *   before the loop   one local_alloc smem<T>[S, R, C] {row_pad} per operand (at the top of the
  *                     kernel: a persistent buffer), then for i = 0 .. S-2 the copies of iteration i
@@ -19,6 +20,7 @@
  * even with 2 stages, num_stages < 2. Only the innermost loop holding a dot is touched: the dot
  * must be in the loop body itself. */
 #include "pass_util.h"
+#include "../ir/dot_mma.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,11 +89,32 @@ static const char *trace(Pipe *p, Op *loop, Operand *o, Value *v, int depth) {
 
 static bool zero_const(const Value *v) { return pass_const_is_int(v, 0) || pass_const_is_float(v, 0.0); }
 
+/* Whether v, a dot operand, is a cast of an f16/bf16 tile to f32 and the dot runs on the FMA loop
+ * (f32 inputs without precision = tf32). */
+static bool widened_for_fma(const Op *dot, const Value *v) {
+    const Op *c = v->def;
+    if (!c || c->kind != OP_CAST || !is_tile(v->type) || v->type->elem->kind != TY_F32 || dot_is_tf32(dot)) return false;
+    const Type *from = c->operands[0]->type;
+    return is_tile(from) && (from->elem->kind == TY_F16 || from->elem->kind == TY_BF16) && c->operands[0]->def;
+}
+
 /* Whether dot operand `which` can be pipelined; fills o. NULL when it can, else why not. */
 static const char *qualify(Pipe *p, Op *loop, Op *dot, int which, Operand *o) {
     memset(o, 0, sizeof *o);
     Value *v = dot->operands[which];
     Op *ld = v->def;
+    /* an f16/bf16 load widened to f32 (`as f32`) for an f32 dot on CUDA cores, in a loop that
+     * collapse marked for unrolling: the raw load is pipelined and the cast reads the stage (the
+     * FMA loop converts as it reads, in place: backend/lower_dot_fma.c); a zero-filled element
+     * casts to 0, as the masked load's 0 did. Converting per read costs more than converting each
+     * loaded element once and staging f32, which only the unrolled loop's hoisted per-tap masks
+     * and offsets pay back (docs/passes/pipeline.md) */
+    if (ld && ld->kind == OP_CAST && ld->parent == loop->regions[0].block && ir_op_attr(loop, "unroll") &&
+        widened_for_fma(dot, v) &&
+        pass_use_count(&p->uses, v) == 1) {
+        v = ld->operands[0];
+        ld = v->def;
+    }
     if (!ld || (ld->kind != OP_LOAD && ld->kind != OP_VIEW_LOAD)) return "it is not made by a load";
     if (ld->parent != loop->regions[0].block) return "its load is not in the loop body";
     if (pass_use_count(&p->uses, v) != 1) return "the loaded tile has other users";

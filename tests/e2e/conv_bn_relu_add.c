@@ -1,6 +1,7 @@
 /* examples/conv_bn_relu_add.tile end to end: conv2d (NCHW, 3x3, stride 1, padding 1) + BatchNorm
  * (inference) + ReLU + residual add in one kernel, all operands tensor views of type T (f32 for the
- * conv_bn_relu_add line of kernels.list, f16 for conv_bn_relu_add_f16; BN parameters f32):
+ * conv_bn_relu_add line of kernels.list, f16 and bf16 for conv_bn_relu_add_f16 / _bf16, whose
+ * i32 variants read the pipelined raw stages and widen them in the FMA loop; BN parameters f32):
  *   y[n, k, p, q] = relu(conv(x, w)[n, k, p, q] * scale[k] + shift[k]) + res[n, k, p, q]
  *   scale[k] = gamma[k] / sqrt(rvar[k] + eps),  shift[k] = beta[k] - mean[k] * scale[k]
  * Tiles 32 output channels x 64 pixels, grid (ceil(H*W/64), ceil(K/32), N).
