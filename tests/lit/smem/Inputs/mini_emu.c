@@ -28,6 +28,11 @@ int32_t tl_emu_ctaid(int32_t axis) { return axis >= 0 && axis < 3 ? my_ctaid[axi
 int32_t tl_emu_nctaid(int32_t axis) { return axis >= 0 && axis < 3 ? grid[axis] : 1; }
 void *tl_emu_smem(void) { return smem; }
 void tl_emu_barrier(void) { pthread_barrier_wait(&cta_barrier); }
+/* Generated code names each barrier by an id (target.h); one CTA-wide barrier serves them all here. */
+void tl_emu_barrier_at(const void *id) {
+    (void)id;
+    pthread_barrier_wait(&cta_barrier);
+}
 
 /* cp.async (target.h): the copy lands at once (earlier than on a GPU, which a correct wait + barrier
  * schedule cannot tell apart); commit and wait have nothing left to do. */
