@@ -164,6 +164,14 @@ static inline Tensor graph_run(TlrtModule *mod, const char *graph, const GraphAr
     return out;
 }
 
+/* Checks a graph's launches per run, fused (lf) and unfused (lu), against the expected counts. */
+static inline void check_launches(const char *what, int lf, int lu, int want_fused, int want_unfused) {
+    if (lf != want_fused || lu != want_unfused)
+        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, want_fused,
+                want_unfused);
+    CHECK(lf == want_fused && lu == want_unfused);
+}
+
 /* A view of t: sizes and strides (elements) as given; strides NULL = contiguous row-major. */
 static inline TlrtArg t_view(const Tensor *t, int rank, const int64_t *sizes, const int64_t *strides) {
     TlrtArg a = tlrt_arg_view(t->dev, rank, sizes);

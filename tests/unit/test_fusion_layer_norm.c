@@ -121,9 +121,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const LnCase *c) {
     int k = snprintf(what, sizeof what, "%s %s [", c->graph, dt_names[c->dt]);
     for (int i = 0; i < c->rank; i++) k += snprintf(what + k, sizeof what - (size_t)k, "%s%lld", i ? ", " : "", (long long)c->dims[i]);
     snprintf(what + k, sizeof what - (size_t)k, "] axis %d (rows of %zu)", c->axis, A);
-    if (lf != c->fused || lu != c->unfused)
-        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, c->fused, c->unfused);
-    CHECK(lf == c->fused && lu == c->unfused);
+    check_launches(what, lf, lu, c->fused, c->unfused);
     CHECK(yf.h && yu.h);
     double mr = c->dt == F32 ? 1e-6 : 0x1p-7, rel = c->dt == F32 ? 4e-6 : 0x1p-7;
     if (yf.h && yu.h) {

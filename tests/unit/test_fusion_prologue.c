@@ -208,9 +208,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const Case *c) {
     char what[200];
     snprintf(what, sizeof what, "%s N=%lld C=%lld H=%lld W=%lld K=%lld", c->graph, (long long)N, (long long)C,
              (long long)H, (long long)W, (long long)K);
-    if (lf != c->fused || lu != c->unfused)
-        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, c->fused, c->unfused);
-    CHECK(lf == c->fused && lu == c->unfused);
+    check_launches(what, lf, lu, c->fused, c->unfused);
     double rtol = c->dt == F32 ? 1e-5 : 0x1p-7;
     if (yf.h && yu.h) {
         char w2[260];

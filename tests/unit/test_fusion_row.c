@@ -137,9 +137,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const RowCase *c) 
     char what[160];
     snprintf(what, sizeof what, "%s %s N=%lld C=%lld H=%lld W=%lld K=%lld", c->graph, dt_names[c->dt], (long long)c->N,
              (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->K);
-    if (lf != c->fused || lu != c->unfused)
-        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, c->fused, c->unfused);
-    CHECK(lf == c->fused && lu == c->unfused);
+    check_launches(what, lf, lu, c->fused, c->unfused);
     CHECK(yf.h && yu.h);
     if (yf.h && yu.h) {
         char w2[200];

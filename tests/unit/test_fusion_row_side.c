@@ -255,9 +255,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const Case *c) {
     char what[160];
     snprintf(what, sizeof what, "%s_%s N=%lld C=%lld H=%lld W=%lld K=%lld", g->name, dt_names[c->dt], (long long)c->N,
              (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->K);
-    if (lf != g->fused || lu != g->unfused)
-        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, g->fused, g->unfused);
-    CHECK(lf == g->fused && lu == g->unfused);
+    check_launches(what, lf, lu, g->fused, g->unfused);
     double u = c->dt == BF16 ? 0x1p-8 : 0, terms = (double)(c->H * c->W + c->C + 24 + c->K);
     double mag_rel = g->nsteps * u + terms * 0x1p-24, rel = rtol_of(c->dt, RTOL_SUM);
     if (yf.h && yu.h) {

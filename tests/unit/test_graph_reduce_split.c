@@ -155,9 +155,7 @@ static void test_case(TlrtModule *fused, TlrtModule *unfused, const SplitCase *c
     char what[160];
     snprintf(what, sizeof what, "%s %s [%lld, %lld, %lld, %lld]", c->graph, dt_names[c->dt], (long long)c->d[0],
              (long long)c->d[1], (long long)c->d[2], (long long)c->d[3]);
-    if (lf != c->fused || lu != c->unfused)
-        fprintf(stderr, "FAIL %s: %d launches fused, %d unfused (want %d and %d)\n", what, lf, lu, c->fused, c->unfused);
-    CHECK(lf == c->fused && lu == c->unfused);
+    check_launches(what, lf, lu, c->fused, c->unfused);
     double rtol = c->dt == F32 ? 1e-6 : 0x1p-6;
     char w2[200];
     if (yf.h) {
