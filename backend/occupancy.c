@@ -32,13 +32,7 @@ static int64_t regs_at(const TgtTarget *t, int threads, int64_t n) {
 
 int be_min_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes, int64_t dot_regs) {
     if (!t || threads <= 0 || dot_regs <= 0 || t->reg_alloc_unit <= 0 || t->regs_per_sm <= 0) return 1;
-    int64_t n = t->ctas_per_sm;
-    if (t->threads_per_sm / threads < n) n = t->threads_per_sm / threads;
-    if (smem_bytes > 0) {
-        int64_t by_smem = t->smem_per_sm / (smem_bytes + t->smem_reserved_per_cta);
-        if (by_smem < n) n = by_smem;
-    }
-    for (; n > 1; n--)
+    for (int64_t n = tgt_ctas_per_sm(t, threads, smem_bytes); n > 1; n--)
         if (regs_at(t, threads, n) >= dot_regs + OTHER_REGS) return (int)n;
     return 1;
 }

@@ -51,8 +51,7 @@ bool graph_reduce_split(const Op *op, const TgtTarget *t, ReduceSplit *rs) {
         if (lines > INT32_MAX || len > INT32_MAX) return false;
     }
     if (!t) t = tgt_default();
-    int resident = t->threads_per_sm / (32 * GRAPH_REDUCE_SPLIT_WARPS);
-    if (t->ctas_per_sm < resident) resident = t->ctas_per_sm;
+    int resident = (int)tgt_ctas_per_sm(t, 32 * GRAPH_REDUCE_SPLIT_WARPS, 0);
     rs->lines = lines;
     rs->len = len;
     rs->sms = tgt_sms(t);

@@ -40,6 +40,14 @@ int tgt_sms(const TgtTarget *t) {
     return most || t == tgt_default() ? most : tgt_sms(tgt_default());
 }
 
+int64_t tgt_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes) {
+    int64_t n = t->ctas_per_sm;
+    if (t->threads_per_sm / threads < n) n = t->threads_per_sm / threads;
+    if (smem_bytes > 0 && t->smem_per_sm / (smem_bytes + t->smem_reserved_per_cta) < n)
+        n = t->smem_per_sm / (smem_bytes + t->smem_reserved_per_cta);
+    return n;
+}
+
 /* Appends within the buffer: a list past its end is truncated, never an overflow. */
 static void append(char *buf, size_t n, const char *s) { strncat(buf, s, n - 1 - strlen(buf)); }
 

@@ -68,6 +68,9 @@ bool tgt_gpu_runs(const TgtGpu *g, const TgtTarget *t);
  * runs (sm_86, sm_89, `host`: the emulator) takes the default target's, so the emulator runs the plans the
  * default GPU would (passes/reduce_split.c sizes split reductions by it). */
 int tgt_sms(const TgtTarget *t);
+/* CTAs of `threads` threads (> 0) using smem_bytes of shared memory each (0: none) that fit on one SM of target t
+ * by its CTA, thread and shared-memory limits (registers not counted: the caller knows its own). */
+int64_t tgt_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a": the NVPTX target names for messages (static storage). */
 const char *tgt_nvptx_names(void);
 /* The same list written into buf (n bytes; truncated, always NUL-terminated when n > 0); with
