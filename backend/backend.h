@@ -59,4 +59,9 @@ bool be_compile(IrModule *m, const BeOptions *opt, BeEmitKind emit, DiagEngine *
  * cover dot_regs (the dots' accumulator registers per thread) plus the loop's other registers.
  * 1 (no bound) when dot_regs <= 0 or nothing above one fits. Pure; t may be NULL (then 1). */
 int be_min_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes, int64_t dot_regs);
+/* The registers per thread a kernel is bounded to (PTX `.maxnreg`; backend/occupancy.c): dot_regs
+ * (accumulator plus loaded-tile registers per thread) plus the same margin for the loop's other
+ * values as be_min_ctas_per_sm, capped at the target's per-thread maximum. 0 (no bound) when
+ * dot_regs <= 0 or t is NULL. Pure. */
+int be_max_regs_per_thread(const TgtTarget *t, int64_t dot_regs);
 #endif

@@ -75,6 +75,7 @@ struct Cg {
      * through registers), which the hint's register estimate does not cover. */
     int64_t dot_acc_regs;
     bool dot_operand_regs;
+    int64_t loaded_regs;          /* 32-bit registers per thread of all tiles loaded from global memory */
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     LLVMTypeRef t_gptr, t_sptr;   /* ptr addrspace(1), ptr addrspace(3) */
 };

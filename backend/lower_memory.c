@@ -464,6 +464,8 @@ bool cg_lower_memory(Cg *cg, Op *op) {
     if (!setup(cg, op, &a)) return false;
     if (a.load || a.atomic) {
         LLVMValueRef *out = arena_calloc(cg->arena, (size_t)a.n, sizeof *out);
+        /* for the occupancy hint (occupancy.c): tiles read into registers live beside the accumulators */
+        if (a.load && a.tile && !a.shared) cg->loaded_regs += ((int64_t)a.n * a.bytes + 3) / 4;
         if (a.load) lower_load(cg, &a, out);
         else lower_atomic(cg, &a, out);
         cg_set(cg, &op->results[0], out, a.n);

@@ -14,7 +14,15 @@
  * the same kernels 35), so a budget of accumulators + OTHER_REGS is safe. Dots on mma.sync or CUDA
  * cores hold operand fragments in registers as well, whose number this estimate does not know: a
  * budget too small makes ptxas spill or, for wgmma, refuse the kernel (C7602), so those keep
- * `.minnctapersm 1` (ptxas' unbounded allocation, see target_nvptx.c). */
+ * `.minnctapersm 1` (ptxas' unbounded allocation, see target_nvptx.c).
+ *
+ * The same kernels also get `.maxnreg` (be_max_regs_per_thread): the hint alone bounds registers
+ * only where the file is what limits the CTAs per SM. Where shared memory limits them first (8 warps,
+ * 128x128x32: two CTAs by registers, four by shared memory) ptxas spread 64 accumulators + 32 over
+ * 101 registers (Triton 3.9: 98); told the same budget as an upper bound, it allocates 96 with no
+ * spill. A tile loaded from global memory into registers (a residual or bias read by the epilogue)
+ * lives beside the accumulators, so its registers count in the budget: without them a residual
+ * epilogue on 128x128x32 at 8 warps was hinted two CTAs and spilled. */
 #include "backend.h"
 
 enum { OTHER_REGS = 40 }; /* besides the accumulators (see above) */
@@ -28,6 +36,12 @@ static int64_t regs_at(const TgtTarget *t, int threads, int64_t n) {
     per_warp -= per_warp % t->reg_alloc_unit;
     int64_t r = per_warp / 32;
     return r < t->regs_per_thread ? r : t->regs_per_thread;
+}
+
+int be_max_regs_per_thread(const TgtTarget *t, int64_t dot_regs) {
+    if (!t || dot_regs <= 0 || t->regs_per_thread <= 0) return 0;
+    int64_t r = dot_regs + OTHER_REGS;
+    return (int)(r < t->regs_per_thread ? r : t->regs_per_thread);
 }
 
 int be_min_ctas_per_sm(const TgtTarget *t, int threads, int64_t smem_bytes, int64_t dot_regs) {

@@ -489,10 +489,13 @@ static void nv_finish_kernel(Cg *cg) {
     /* .minnctapersm 1: with .maxntid alone, ptxas (CUDA 13) caps a kernel whose register demand is
      * high at 32 registers per thread (full occupancy) and spills kilobytes; one resident CTA per
      * SM lets it use up to 255, as without .maxntid. Small kernels compile the same either way.
-     * More where the dots' register needs are known well enough (occupancy.c). */
+     * More, and a .maxnreg bound, where the dots' register needs are known well enough (occupancy.c). */
     int threads = 32 * (cg->num_warps > 0 ? cg->num_warps : 4);
-    annotate(cg, "minctasm",
-             cg->dot_operand_regs ? 1 : be_min_ctas_per_sm(be_target(cg->opt), threads, cg->smem_bytes, cg->dot_acc_regs));
+    const TgtTarget *t = be_target(cg->opt);
+    int64_t regs = cg->dot_operand_regs || cg->dot_acc_regs <= 0 ? 0 : cg->dot_acc_regs + cg->loaded_regs;
+    annotate(cg, "minctasm", be_min_ctas_per_sm(t, threads, cg->smem_bytes, regs));
+    int maxnreg = be_max_regs_per_thread(t, regs);
+    if (maxnreg > 0) annotate(cg, "maxnreg", maxnreg);
 }
 
 const BeTargetHooks be_target_nvptx = {

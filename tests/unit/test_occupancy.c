@@ -1,4 +1,4 @@
-/* The occupancy hint's rule (backend/occupancy.c, be_min_ctas_per_sm) on the sm_90a and sm_80 rows
+/* The occupancy hint's rules (backend/occupancy.c, be_min_ctas_per_sm and be_max_regs_per_thread) on the sm_90a and sm_80 rows
  * of support/targets.def: the most CTAs per SM that threads, shared memory and the CTA limit allow,
  * lowered until the registers per thread they leave (per warp, in units of 256) cover the dots'
  * accumulators + 40; 1 when nothing above one fits or nothing is known. */
@@ -31,5 +31,13 @@ int main(void) {
     CHECK(be_min_ctas_per_sm(h, 0, 49152, 128) == 1);
     /* more than any budget: 1 (ptxas unbounded) */
     CHECK(be_min_ctas_per_sm(h, 1024, 0, 250) == 1);
+
+    /* .maxnreg: the same budget as an upper bound (128x128x32 on 8 warps: 64 + 40; Triton 98) */
+    CHECK(be_max_regs_per_thread(h, 64) == 104);
+    CHECK(be_max_regs_per_thread(h, 128) == 168);
+    /* accumulators + a residual tile over the file: the per-thread maximum */
+    CHECK(be_max_regs_per_thread(h, 256) == 255);
+    CHECK(be_max_regs_per_thread(h, 0) == 0);
+    CHECK(be_max_regs_per_thread(NULL, 64) == 0);
     return check_summary();
 }
