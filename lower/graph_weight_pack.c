@@ -18,11 +18,11 @@ static bool frozen(GpGraph *g, int t) {
     return k == GP_PARAM || k == GP_PBUFFER;
 }
 
-/* The pbuffer of an earlier pack of w (a prepare launch reading w through perm), or -1. */
-static int packed_before(GpGraph *g, int w, const int *perm) {
+/* The pbuffer of an earlier pack of w (a prepare launch of the plain copy k reading w through perm), or -1. */
+static int packed_before(GpGraph *g, const Func *k, int w, const int *perm) {
     for (int i = 0; i < g->launches.len; i++) {
         const GpLaunch *l = g->launches.items[i];
-        if (!l->prepare || l->nargs != 2 || strncmp(l->kernel->name, "std_unary__", 11)) continue;
+        if (!l->prepare || l->kernel != k || l->nargs != 2) continue;
         const GpArg *a = &l->args[0];
         if (a->kind != GP_ARG_VIEW || a->tensor != w || a->nperm != 4 || memcmp(a->perm, perm, 4 * sizeof *perm))
             continue;
@@ -37,19 +37,17 @@ int gp_pack_rsck(GpGraph *g, int w, bool *reused, SrcLoc loc) {
     const char *dims[4] = {W->dims[2], W->dims[3], W->dims[1], W->dims[0]}; /* R, S, C, K */
     /* y dim i is w dim perm[i]: [R, S, C, K] from [K, C, R, S]. */
     static const int perm[4] = {2, 3, 1, 0};
-    int done = packed_before(g, w, perm);
-    *reused = done >= 0;
-    if (done >= 0) return done;
-    const char *name = arena_printf(g->a, "%s_rsck", W->name);
-    for (int i = 1; gp_name_used(g, name); i++) name = arena_printf(g->a, "%s_rsck_%d", W->name, i);
     GpFuse *fu = g->fuse;
     bool prep = g->prepare;
     g->fuse = NULL; /* a plain std_unary, not the group's fused instance */
     g->prepare = true;
     Func *k = gp_kernel(g, "std_unary", (const char *[]){"T"}, (const char *[]){W->dtype}, 1, loc);
     int64_t block = k ? gp_kconst(g, k, "BLOCK", loc) : 0;
-    int y = -1;
-    if (block >= 1) {
+    int y = k ? packed_before(g, k, w, perm) : -1;
+    *reused = y >= 0;
+    if (block >= 1 && y < 0) {
+        const char *name = arena_printf(g->a, "%s_rsck", W->name);
+        for (int i = 1; gp_name_used(g, name); i++) name = arena_printf(g->a, "%s_rsck_%d", W->name, i);
         y = gp_add_tensor(g, GP_PBUFFER, name, W->dtype, 4, dims);
         const char *shape[GP_ELEMWISE_RANK];
         for (int i = 0; i < GP_ELEMWISE_RANK; i++) shape[i] = i < GP_ELEMWISE_RANK - 4 ? "1" : dims[i - (GP_ELEMWISE_RANK - 4)];
