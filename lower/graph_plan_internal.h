@@ -9,6 +9,7 @@
  *   graph_reduce_split.c  a split reduce: partials per part of each line, then their combine (two launches)
  *   graph_row_chain.c     row chains (reduce -> views, linear layers, pointwise, softmax: one CTA per row)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
+ *   graph_weight_pack.c   frozen conv weights packed [R, S, C, K] once by a prepare (NHWC convs)
  *
  * A plan under construction is a list of tensors (inputs, params, buffers, aliases) and a list of
  * launches whose arguments name tensors by index. Everything lives in one arena per gp_lower_module
@@ -272,6 +273,12 @@ bool gp_is_row_group(Op *const *mem, int n);
  * they follow: only the last member's result gets a buffer. false after reporting at the group (also when
  * its ops are not a row chain by passes/row_chain.h's rule). */
 bool gp_lower_row(GpGraph *g, Op **mem, int n);
+
+/* --- graph_weight_pack.c -------------------------------------------------------------------- */
+/* The pbuffer [R, S, C, K] holding conv weight w [K, C, R, S] packed by a prepare launch (std_unary through a
+ * perm), put before the launches of the op being lowered; an earlier pack of w is reused (*reused set). -1 when
+ * w is not frozen (not a param or a pbuffer, or an alias of one: it changes per run) or after an error. */
+int gp_pack_rsck(GpGraph *g, int w, bool *reused, SrcLoc loc);
 
 /* --- graph_epilogue.c ------------------------------------------------------------------------- */
 /* Splices steps into kernel k at every view_store to its view parameter out: the stored value (through

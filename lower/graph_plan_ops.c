@@ -194,12 +194,42 @@ static bool conv_parts(GpGraph *g, Op *op, ConvParts *c) {
     return true;
 }
 
+/* groups = 1 channels-last (docs/passes/graph-lower.md "NHWC convs"): std_conv2d_nhwc reads x [N, H, W, C]
+ * and writes y [N, P, Q, K] as they are (no perm: the channels are the contiguous dim of both, the
+ * implicit GEMM's reduction), and a frozen weight packed [R, S, C, K] once by a prepare
+ * (graph_weight_pack.c) gives std_conv2d_nhwc_rsck contiguous weight loads along K. */
+static bool lower_conv2d_nhwc(GpGraph *g, Op *op, const ConvParts *c) {
+    const char *const *yd = gp_t(g, c->y)->dims, *const *wd = gp_t(g, c->w)->dims;
+    const char *N = yd[0], *P = yd[1], *Q = yd[2], *K = yd[3];
+    bool reused = false;
+    int w = gp_pack_rsck(g, c->w, &reused, op->loc);
+    const char *decl = w >= 0 ? "std_conv2d_nhwc_rsck" : "std_conv2d_nhwc";
+    if (w >= 0 && g->remarks && !reused)
+        diag_remark(g->d, op->loc, "conv2d: weight %s packed [R, S, C, K] into %s once, by a prepare launch (%s reads "
+                    "it along K)", gp_t(g, c->w)->name, gp_t(g, w)->name, decl);
+    else if (w >= 0 && g->remarks)
+        diag_remark(g->d, op->loc, "conv2d: weight %s already packed into %s", gp_t(g, c->w)->name, gp_t(g, w)->name);
+    if (w < 0) w = c->w;
+    Func *k = gp_kernel_tiled(g, decl, c->names, c->values, 7, (const char *[]){K, P, Q, wd[1], wd[2], wd[3], N},
+                              op->loc);
+    int64_t bp = k ? gp_kconst(g, k, "BLOCK_P", op->loc) : 0, bk = k ? gp_kconst(g, k, "BLOCK_K", op->loc) : 0;
+    if (bp < 1 || bk < 1) return false;
+    int b = c->b >= 0 ? c->b : gp_zero_buffer(g, c->T, 1, &K);
+    GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, P, Q), bp), gp_cdiv(g, K, bk), N, op->loc);
+    gp_arg_view(g, l, c->x, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, w, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, b, NULL, 0, NULL, 0);
+    gp_arg_view(g, l, c->y, NULL, 0, NULL, 0);
+    return true;
+}
+
 static bool lower_conv2d(GpGraph *g, Op *op) {
     ConvParts c;
     if (!conv_parts(g, op, &c)) return false;
     const char *layout = ir_op_attr_str(op, "layout");
     bool nhwc = layout && !strcmp(layout, "NHWC");
     if (layout && !nhwc && strcmp(layout, "NCHW")) return bad_attr(g, op, "layout", "\"NCHW\" or \"NHWC\"");
+    if (nhwc && c.groups == 1) return lower_conv2d_nhwc(g, op, &c);
     int x = c.x, w = c.w, b = c.b, y = c.y, groups = c.groups;
     const char *T = c.T;
     const char *const *yd = gp_t(g, y)->dims, *const *wd = gp_t(g, w)->dims;
@@ -211,7 +241,7 @@ static bool lower_conv2d(GpGraph *g, Op *op) {
     if (bp < 1 || bk < 1) return false;
     if (b < 0) b = gp_zero_buffer(g, T, 1, &K);
     GpLaunch *l = gp_launch(g, k, gp_cdiv(g, gp_mul(g, P, Q), bp), gp_cdiv(g, K, bk), N, op->loc);
-    /* The kernel indexes [N, C, H, W]: an NHWC tensor is that view with its dims permuted. */
+    /* The kernel indexes [N, C, H, W]: a grouped NHWC tensor is that view with its dims permuted. */
     static const int to_nchw[4] = {0, 3, 1, 2};
     gp_arg_view(g, l, x, nhwc ? to_nchw : NULL, 4, NULL, 0);
     gp_arg_view(g, l, w, NULL, 0, NULL, 0);

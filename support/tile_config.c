@@ -3,7 +3,7 @@
 #include <string.h>
 
 static const TileKernelInfo kernels[] = {
-#define TILE_KERNEL(id, name, m, n, k) {name, m, n, k},
+#define TILE_KERNEL(id, name, m, n, k, twin) {name, m, n, k, twin},
 #include "support/tile_configs.def"
 };
 
@@ -17,7 +17,7 @@ const TileKernelInfo *tile_kernel_info(TileKernel k) { return k >= 0 && k < TILE
 
 TileKernel tile_kernel_find(const char *name) {
     for (int i = 0; i < TILE_KERNEL_COUNT; i++)
-        if (name && !strcmp(kernels[i].name, name)) return (TileKernel)i;
+        if (name && *name && (!strcmp(kernels[i].name, name) || !strcmp(kernels[i].twin, name))) return (TileKernel)i;
     return TILE_KERNEL_COUNT;
 }
 

@@ -18,6 +18,7 @@ typedef enum TileEngine { TILE_ENGINE_FMA, TILE_ENGINE_MMA } TileEngine;
 typedef struct TileKernelInfo {
     const char *name;          /* the std kernel ("std_conv2d") */
     const char *m, *n, *k;     /* its consts tiling the GEMM's M, N and K ("BLOCK_K", "BLOCK_P", "BLOCK_C") */
+    const char *twin;          /* "" or a std kernel with the same consts taking the same rows */
 } TileKernelInfo;
 
 typedef struct TileConfig {
@@ -58,7 +59,7 @@ typedef struct TileChoice {
 } TileChoice;
 
 const TileKernelInfo *tile_kernel_info(TileKernel k);
-/* The kernel whose std name is `name`, or TILE_KERNEL_COUNT when the table has none. */
+/* The kernel whose std name or twin is `name`, or TILE_KERNEL_COUNT when the table has none. */
 TileKernel tile_kernel_find(const char *name);
 int tile_config_count(void);
 const TileConfig *tile_config_at(int i);

@@ -102,6 +102,20 @@ def _conv_nhwc(dtype, rs):
                     y=("y", ["N", "P", "Q", "K"], ["syn", "syp", "syq", "syk"])))
 
 
+def _conv_nhwc_rsck(dtype, rs):
+    """std_conv2d_nhwc_rsck: _conv_nhwc with the weights packed [R, S, C, K] (the graph lowering's
+    prepare), against its twin bench/triton/conv2d_nhwc_rsck.py."""
+    k = _conv_nhwc(dtype, rs)
+    c = CONV
+    ws = [rs, rs, c["C"], c["K"]]
+    k.name = "conv%dx%d %s NHWC rsck" % (rs, rs, dtype)
+    k.kernel = "std_conv2d_nhwc_rsck"
+    k.args = dict(k.args, w=(ws, _strides(ws, [0, 1, 2, 3])))
+    k.triton = ("conv2d_nhwc_rsck", "std_conv2d_nhwc_rsck")
+    k.tviews = dict(k.tviews, w=("w", ["R", "S", "C2", "K"], ["swr", "sws", "swc", "swk"]))
+    return k
+
+
 def _fused(dtype, ci=False):
     c = CONV
     xs = [c["N"], c["C"], c["H"], c["W"]]
@@ -144,6 +158,8 @@ def kernels():
                 ks.append(_conv(dtype, rs, layout, ci=(dtype, rs, layout) == ("bf16", 3, "NCHW")))
         for rs in (3, 1):
             ks.append(_conv_nhwc(dtype, rs))
+        for rs in (3, 1):
+            ks.append(_conv_nhwc_rsck(dtype, rs))
     ks.append(_fused("f32", ci=True))
     ks.append(_fused("bf16"))
     rows, cols = 4096, 1024

@@ -43,6 +43,10 @@ static void test_table(void) {
         CHECK(tile_kernel_find(tile_kernel_info((TileKernel)k)->name) == (TileKernel)k);
     }
     CHECK(tile_kernel_find("std_conv2d_grouped") == TILE_KERNEL_COUNT);
+    /* The packed-weight channels-last conv takes std_conv2d_nhwc's rows (its twin). */
+    CHECK(tile_kernel_find("std_conv2d_nhwc") == TILE_KERNEL_CONV2D_NHWC);
+    CHECK(tile_kernel_find("std_conv2d_nhwc_rsck") == TILE_KERNEL_CONV2D_NHWC);
+    CHECK(tile_kernel_find("") == TILE_KERNEL_COUNT);
     /* The budget is the smallest smem_per_cta: the emulator's and sm_86's 99 KB. */
     CHECK(tile_smem_budget() == tgt_find("sm_86")->smem_per_cta);
     /* Default rows = the kernels' own const defaults (lang/std/matmul.tile, conv2d.tile). */
@@ -56,6 +60,10 @@ static void test_table(void) {
     CHECK(c.cfg->bm == 32 && c.cfg->bn == 64 && c.cfg->bk == 16 && c.cfg->warps == 4);
     CHECK(tile_config_choose(TILE_KERNEL_CONV2D, TILE_ENGINE_MMA, &unknown, NULL, &c));
     CHECK(c.cfg->bm == 32 && c.cfg->bn == 64 && c.cfg->bk == 16 && c.cfg->warps == 4);
+    for (int e = 0; e < 2; e++) { /* std_conv2d_nhwc's const defaults, as std_conv2d's */
+        CHECK(tile_config_choose(TILE_KERNEL_CONV2D_NHWC, (TileEngine)e, &unknown, NULL, &c));
+        CHECK(c.cfg->bm == 32 && c.cfg->bn == 64 && c.cfg->bk == 16 && c.cfg->warps == 4);
+    }
 }
 
 /* mm_fma_32x32 (32x32x16, 4 warps, 3 stages, 95 registers) on sm_90, 132 SMs, M = N = 1024,
@@ -113,6 +121,10 @@ static void test_choices(void) {
     /* Any shape: the choice is the model's minimum. */
     check_choice(TILE_KERNEL_MATMUL, TILE_ENGINE_FMA, (TileProblem){1000, 10, 2048, 1, 8, 4}, NULL);
     check_choice(TILE_KERNEL_CONV2D, TILE_ENGINE_MMA, (TileProblem){256, 7 * 7, 512, 9, 8, 2}, NULL);
+    /* Channels-last: the same model over the CONV2D_NHWC rows (the stage-1 conv as above, a tiny f32 one). */
+    check_choice(TILE_KERNEL_CONV2D_NHWC, TILE_ENGINE_MMA, (TileProblem){64, 56 * 56, 64, 9, 32, 2}, "nhwc_mma_64x128");
+    check_choice(TILE_KERNEL_CONV2D_NHWC, TILE_ENGINE_FMA, (TileProblem){16, 196, 16, 9, 1, 4}, "nhwc_fma_32x64");
+    check_choice(TILE_KERNEL_CONV2D_NHWC, TILE_ENGINE_MMA, (TileProblem){256, 7 * 7, 512, 9, 8, 2}, NULL);
 }
 
 int main(void) {

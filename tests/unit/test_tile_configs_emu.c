@@ -1,6 +1,6 @@
 /* Every row of the tile-configuration table (support/tile_configs.def) computes the right result:
- * the std kernel it tiles (lang/std/matmul.tile or conv2d.tile) compiled for the emulator with the
- * row's BLOCK consts, warps and stages, IEEE f32 for FMA rows and bf16 for MMA rows, run on odd
+ * the std kernel it tiles (lang/std/matmul.tile or conv2d.tile; a CONV2D_NHWC row both std_conv2d_nhwc
+ * and its twin std_conv2d_nhwc_rsck) compiled for the emulator with the row's BLOCK consts, warps and stages, IEEE f32 for FMA rows and bf16 for MMA rows, run on odd
  * shapes (masked tails on every tiled dim, more than one k-step) against a float64 reference.
  * Tolerance (std_util.h compare): an f32 accumulation of the reduction's terms, plus the output
  * dtype's rounding (bf16 2^-7 relative). Inputs random each run (seed printed; TILEC_SEED=N
@@ -150,18 +150,25 @@ static void run_conv(const TileConfig *c, Dt dt) {
 /* The channels-last kernel std_conv2d_nhwc with row c's tiles (its BLOCK_K, BLOCK_P, BLOCK_C), 3x3
  * pad 1: x [N, H, W, C], y [N, P, Q, K]. Two shapes: C = BLOCK_C + 5 and K = BLOCK_K + 3 (channel
  * tails; the generic variant), and C = 2 BLOCK_C, K = BLOCK_K (multiples of 16: the specialized
- * variant with 16-byte channel copies); pixels BLOCK_P + 9 (a partial second tile). */
-static void run_conv_nhwc(const TileConfig *c, Dt dt, bool aligned) {
+ * variant with 16-byte channel copies); pixels BLOCK_P + 9 (a partial second tile). rsck: its twin
+ * std_conv2d_nhwc_rsck, the same weights packed [R, S, C, K] here. */
+static void run_conv_nhwc(const TileConfig *c, Dt dt, bool aligned, bool rsck) {
     const int N = 2, C = aligned ? 2 * c->bk : c->bk + 5, K = aligned ? c->bm : c->bm + 3, H = 3,
               W = (c->bn + 9 + 2) / 3, R = 3, S = 3, P = H, Q = W;
     const char *defs[] = {"SH=1", "SW=1", "PH=1", "PW=1", "DH=1", "DW=1", NULL};
-    TlrtModule *m = row_kernel_named(c, dt, defs, "std_conv2d_nhwc");
+    const char *kname = rsck ? "std_conv2d_nhwc_rsck" : "std_conv2d_nhwc";
+    TlrtModule *m = row_kernel_named(c, dt, defs, kname);
     Tensor x = t_rand(dt, (size_t)(N * H * W * C), -1, 1), w = t_rand(dt, (size_t)(K * C * R * S), -0.5, 0.5);
-    Tensor b = t_rand(dt, (size_t)K, -0.5, 0.5), y = t_new(dt, (size_t)(N * P * Q * K));
-    int64_t xsz[4] = {N, H, W, C}, wsz[4] = {K, C, R, S}, bsz[1] = {K}, ysz[4] = {N, P, Q, K};
-    TlrtArg args[] = {t_view(&x, 4, xsz, NULL), t_view(&w, 4, wsz, NULL), t_view(&b, 1, bsz, NULL), t_view(&y, 4, ysz, NULL)};
-    const char *name = casename("std_conv2d_nhwc %s %s N=%d C=%d K=%d %dx%d 3x3 pad 1", c->id, dt_names[dt], N, C, K, H, W);
-    if (std_launch(m, "std_conv2d_nhwc", cdiv(P * Q, c->bn), cdiv(K, c->bm), N, args, 4)) {
+    Tensor b = t_rand(dt, (size_t)K, -0.5, 0.5), y = t_new(dt, (size_t)(N * P * Q * K)), wp = t_new(dt, w.n);
+    for (int k = 0; k < K; k++) /* w [K, C, R, S] packed [R, S, C, K] */
+        for (int ch = 0; ch < C; ch++)
+            for (int rs = 0; rs < R * S; rs++) wp.h[((size_t)rs * C + ch) * K + k] = w.h[((size_t)k * C + ch) * R * S + rs];
+    t_upload(&wp);
+    int64_t xsz[4] = {N, H, W, C}, wsz[4] = {K, C, R, S}, psz[4] = {R, S, C, K}, bsz[1] = {K}, ysz[4] = {N, P, Q, K};
+    TlrtArg args[] = {t_view(&x, 4, xsz, NULL), rsck ? t_view(&wp, 4, psz, NULL) : t_view(&w, 4, wsz, NULL),
+                      t_view(&b, 1, bsz, NULL), t_view(&y, 4, ysz, NULL)};
+    const char *name = casename("%s %s %s N=%d C=%d K=%d %dx%d 3x3 pad 1", kname, c->id, dt_names[dt], N, C, K, H, W);
+    if (std_launch(m, kname, cdiv(P * Q, c->bn), cdiv(K, c->bm), N, args, 4)) {
         size_t ny = (size_t)(N * P * Q * K);
         double *want = malloc(ny * sizeof *want), *mag = malloc(ny * sizeof *mag);
         for (int n = 0; n < N; n++)
@@ -187,6 +194,7 @@ static void run_conv_nhwc(const TileConfig *c, Dt dt, bool aligned) {
     }
     t_free(&x);
     t_free(&w);
+    t_free(&wp);
     t_free(&b);
     t_free(&y);
 }
@@ -199,11 +207,12 @@ int main(void) {
         const TileConfig *c = tile_config_at(i);
         Dt dt = c->engine == TILE_ENGINE_MMA ? BF16 : F32;
         if (c->kernel == TILE_KERNEL_MATMUL) run_matmul(c, dt);
-        else {
-            run_conv(c, dt);
-            run_conv_nhwc(c, dt, false);
-            run_conv_nhwc(c, dt, true);
-        }
+        else if (c->kernel == TILE_KERNEL_CONV2D) run_conv(c, dt);
+        else
+            for (int rsck = 0; rsck < 2; rsck++) {
+                run_conv_nhwc(c, dt, false, rsck);
+                run_conv_nhwc(c, dt, true, rsck);
+            }
     }
     std_unload_all();
     return emu_test_end();
