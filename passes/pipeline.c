@@ -21,6 +21,7 @@
  * must be in the loop body itself. */
 #include "pass_util.h"
 #include "../ir/dot_mma.h"
+#include "../backend/axisinfo.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,7 @@ typedef struct Operand {
     const Type *elem;
     int64_t rows, cols, pad;
     Value *buf;
+    bool sync;           /* no cp.async can move it: its vector is under 4 bytes (axis facts) */
 } Operand;
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
@@ -310,6 +312,24 @@ static bool try_loop(Pipe *p, Op *loop, int S) {
         remark(p, loop->loc, "loop not pipelined: dot operand a: %s; dot operand b: %s", why[0], why[1]);
         return false;
     }
+    /* Copies of vectors under 4 bytes (a gather, an NCHW conv's x) cannot be cp.async: they are
+     * loaded and stored by the threads themselves, before the dot's first use of the stage. When no
+     * copy of the loop is asynchronous there is no latency for more stages to hide, and every
+     * stage beyond 2 only costs shared memory and the registers of the refill's addresses. */
+    Arena *arena = arena_new();
+    AxisInfo *ax = axis_analyze(p->f, arena);
+    bool all_sync = true;
+    for (int k = 0; k < n; k++) {
+        ops[k].sync = axis_max_vector_bytes(ax, ops[k].load) < 4;
+        all_sync &= ops[k].sync;
+    }
+    arena_free(arena);
+    /* A loop that unroll will run P iterations per trip keeps S when S divides P and 2 does not:
+     * there the stage numbers become constants (the hand-fused conv's 9 taps with 3 stages). */
+    int want_cfg = S;
+    int64_t unroll = ir_op_attr_int(loop, "unroll", 0);
+    bool constant_stages = unroll > 1 && unroll % S == 0 && unroll % 2 != 0;
+    if (all_sync && S > 2 && !constant_stages) S = 2;
     int64_t per_stage = 0;
     for (int k = 0; k < n; k++) per_stage += stage_bytes(&ops[k]);
     int64_t room = budget(p, dot);
@@ -325,6 +345,7 @@ static bool try_loop(Pipe *p, Op *loop, int S) {
     if (p->ctx->remarks) {
         char fewer[96] = "";
         if (S < want) snprintf(fewer, sizeof fewer, " (not %d: shared-memory budget)", want);
+        else if (S < want_cfg) snprintf(fewer, sizeof fewer, " (not %d: every copy is synchronous, under 4 bytes per vector)", want_cfg);
         remark(p, loop->loc, "loop pipelined: %d stages%s, %lld bytes of shared memory; operand%s %s%s%s", S, fewer,
                (long long)(S * per_stage), n == 2 ? "s" : "", ops[0].which ? "b" : "a", n == 2 ? " and " : "",
                n == 2 ? "b" : "");
