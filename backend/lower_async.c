@@ -441,7 +441,7 @@ static bool lower_copy(Cg *cg, Op *op) {
     const CgLocalBuf *lb = c.lb;
     int64_t eb = elem_bytes(cg, lb->et);
     int v = copy_width(cg, &c, eb);
-    bool async = cg->hooks->cp_async && (v * eb == 4 || v * eb == 8 || v * eb == 16);
+    bool async = cg->hooks->cp_async && !ir_op_attr_int(op, "sync", 0) && (v * eb == 4 || v * eb == 8 || v * eb == 16);
     if (cg->opt->remarks)
         diag_remark(cg->diag, op->loc, "%s: '%s' of %s: %s of %lld bytes per thread and group", cg->func->name,
                     op_name(op), cg_type_name(cg, ir_type_with_elem(cg->ir, c.tt, op->operands[0]->type->elem)), async ? "cp.async" : "synchronous copies (no cp.async of this size)",
