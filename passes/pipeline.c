@@ -232,10 +232,11 @@ static void emit_wait(IrBuilder *b, int pending) {
     ir_op_set_attr(b->m, w, "pending", ir_attr_int(b->m, pending));
 }
 
-/* inplace: every copy is synchronous ({sync = true}); then no async_commit / async_wait, and the
- * body's copies of iteration it + S-1 go after the dot: their loads issue before the k-step's
- * compute would otherwise start, and the stores into the stage nobody reads this iteration come
- * after it, so the compute hides the loads' latency. */
+/* inplace: every copy is synchronous ({sync = true}); then there is nothing to commit or wait
+ * for, and the body's copies of iteration it + S-1 go after the dot: the stage they fill was last
+ * read in iteration it-1, before this iteration's barrier, and is read again only after the next
+ * one, so the one barrier per iteration orders both hazards, and the k-step's reads of its own
+ * stage do not wait behind the global loads. */
 static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step, bool inplace) {
     /* In the in-place form the copies of an iteration past the end are skipped as a whole (one
      * uniform branch) instead of masked per element: nothing reads the stage they would fill (the
