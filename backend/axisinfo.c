@@ -836,26 +836,28 @@ unsigned axis_arg_facts(const AxisInfo *ax, int param) {
     return param >= 0 && param < ax->nparams ? ax->arg_facts[param] : 0;
 }
 
-int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, const LayoutRegMap *rm) {
-    if (!ax || !mem_op || !l || !rm) return 1;
+/* The accessed tile's type, element type, address facts and (when the op has one) mask facts of
+ * a memory op; false for ops and types the analysis does not follow. */
+static bool access_of(const AxisInfo *ax, const Op *mem_op, const Type **tp, const Type **elemp, Info *addrp,
+                      Info *maskp, bool *have_maskp) {
     const Type *t = NULL, *elem = NULL;
-    Info addr, mask;
+    Info addr, mask = {0};
     bool have_mask = false;
     switch (mem_op->kind) {
     case OP_LOAD:
     case OP_STORE:
     case OP_ASYNC_COPY: { /* async_copy %buf, %stage, %ptr [, %mask] */
         int pi = mem_op->kind == OP_ASYNC_COPY ? 2 : 0;
-        if (mem_op->num_operands < pi + 1) return 1;
+        if (mem_op->num_operands < pi + 1) return false;
         t = mem_op->operands[pi]->type;
-        if (t->kind != TY_TILE || !tracked(t) || t->elem->kind != TY_PTR) return 1;
+        if (t->kind != TY_TILE || !tracked(t) || t->elem->kind != TY_PTR) return false;
         elem = ir_type_elem(t)->elem;
         addr = facts_as(ax, mem_op->operands[pi], t);
         int mi = mem_op->kind == OP_LOAD ? 1 : mem_op->kind == OP_STORE ? 2 : 3;
         if (mi < mem_op->num_operands) {
             mask = facts_as(ax, mem_op->operands[mi], mem_op->operands[mi]->type);
             have_mask = mask.f.rank == t->rank;
-            if (!have_mask) return 1;
+            if (!have_mask) return false;
         }
         break;
     }
@@ -864,22 +866,32 @@ int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, con
     case OP_ASYNC_COPY_VIEW: { /* async_copy_view %buf, %stage, %view, %i.. [, %mask] */
         bool copy = mem_op->kind == OP_ASYNC_COPY_VIEW;
         int vi = copy ? 2 : 0;
-        if (mem_op->num_operands < vi + 1 || mem_op->operands[vi]->type->kind != TY_VIEW) return 1;
+        if (mem_op->num_operands < vi + 1 || mem_op->operands[vi]->type->kind != TY_VIEW) return false;
         bool load = mem_op->kind == OP_VIEW_LOAD;
         const Type *vt = mem_op->operands[vi]->type;
         int first = copy ? 3 : load ? 1 : 2;
-        if (copy ? vt->rank < 1 : load ? mem_op->num_results != 1 : mem_op->num_operands < 2) return 1;
-        if (mem_op->num_operands < first + vt->rank) return 1;
+        if (copy ? vt->rank < 1 : load ? mem_op->num_results != 1 : mem_op->num_operands < 2) return false;
+        if (mem_op->num_operands < first + vt->rank) return false;
         t = copy ? mem_op->operands[first]->type : load ? mem_op->results[0].type : mem_op->operands[1]->type;
-        if (t->kind != TY_TILE || t->rank > LAYOUT_MAX_RANK) return 1;
+        if (t->kind != TY_TILE || t->rank > LAYOUT_MAX_RANK) return false;
         elem = vt->elem;
         int mi = first + vt->rank < mem_op->num_operands ? first + vt->rank : -1;
         view_access(ax, mem_op, first, mi, t, &addr, &mask);
         have_mask = true;
         break;
     }
-    default: return 1;
+    default: return false;
     }
+    *tp = t, *elemp = elem, *addrp = addr, *maskp = mask, *have_maskp = have_mask;
+    return elem && t && t->kind == TY_TILE && !ir_type_is_bool(elem);
+}
+
+int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, const LayoutRegMap *rm) {
+    if (!ax || !mem_op || !l || !rm) return 1;
+    const Type *t = NULL, *elem = NULL;
+    Info addr, mask;
+    bool have_mask = false;
+    if (!access_of(ax, mem_op, &t, &elem, &addr, &mask, &have_mask)) return 1;
     if (!elem || ir_type_is_bool(elem) || t->rank != l->rank || t->rank != rm->rank) return 1;
     int o0 = l->order[0], d0 = -1;
     if (o0 < 0 || o0 >= LAYOUT_MAX_RANK) return 1;
@@ -898,6 +910,25 @@ int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, con
     int w = 1;
     while (w * 2 <= v) w *= 2;
     return w;
+}
+
+int axis_max_vector_bytes(const AxisInfo *ax, const Op *mem_op) {
+    const Type *t = NULL, *elem = NULL;
+    Info addr, mask;
+    bool have_mask = false;
+    if (!ax || !mem_op || !access_of(ax, mem_op, &t, &elem, &addr, &mask, &have_mask)) return 0;
+    int64_t eb = elem_bytes(elem), best = 1;
+    if (eb <= 0 || eb > 16) return (int)(eb > 0 ? eb : 0);
+    for (int d = 0; d < t->rank && d < LAYOUT_MAX_RANK; d++) {
+        int64_t v = min64(16 / eb, addr.f.contig[d]);
+        v = min64(v, addr.f.div[d] / eb);
+        if (have_mask) v = min64(v, mask.f.constancy[d]);
+        v = min64(v, p2div(t->dims[d])); /* a group lies within the tile */
+        if (v > best) best = v;
+    }
+    int64_t w = 1;
+    while (w * 2 <= best) w *= 2;
+    return (int)(w * eb);
 }
 
 bool axis_view_i32(const AxisInfo *ax, const Value *view) {

@@ -37,6 +37,12 @@ unsigned axis_arg_facts(const AxisInfo *ax, int param);
  * address, with one mask value for the whole group. 1 when order[0] is not the contiguous dim or
  * nothing is known. */
 int axis_vector_width(const AxisInfo *ax, const Op *mem_op, const Layout *l, const LayoutRegMap *rm);
+/* The widest vector, in bytes (a power of two, at most 16), that the axis facts allow for the
+ * memory op mem_op along any dim of its tile, whatever the layout: the bound axis_vector_width
+ * reaches with the best layout. The element's size when nothing is contiguous or aligned, 0 for ops
+ * the analysis does not follow. The pipeline pass asks it whether a copy can be a cp.async (4, 8
+ * or 16 bytes) before layouts exist. */
+int axis_max_vector_bytes(const AxisInfo *ax, const Op *mem_op);
 /* True when every element offset of the view argument v (index * stride summed over dims) is
  * known to fit in a signed 32-bit integer (the `i32` argument fact). */
 bool axis_view_i32(const AxisInfo *ax, const Value *view);

@@ -213,6 +213,11 @@ LLVMValueRef cg_view_address(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, con
                              LLVMTypeRef et, int r);
 LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
                                Value *const *idx_v, int r);
+/* mask AND cg_view_in_bounds(...), the mask (an i1, or NULL) joined at the loop depth where its IR
+ * value mask_v becomes available, so that the conjunction of everything an inner loop does not
+ * change stays loop-invariant (a mask first would keep every partial conjunction in the loop). */
+LLVMValueRef cg_view_in_bounds_and(Cg *cg, LLVMValueRef mask, const Value *mask_v, CgVal *vw, int rank,
+                                   CgVal *const *idx, const Type *const *idx_t, bool i32, Value *const *idx_v, int r);
 
 /* ---- tensor cores (docs/tensor-cores.md) */
 /* Operands of an mma/wgmma dot live in shared memory ROW-MAJOR WITH PADDED ROWS: a[M][K] and

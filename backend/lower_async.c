@@ -406,11 +406,17 @@ static LLVMValueRef src_address(Cg *cg, Copy *c, int r) {
 
 static LLVMValueRef and_i1(Cg *cg, LLVMValueRef acc, LLVMValueRef x) { return acc ? LLVMBuildAnd(cg->b, acc, x, "") : x; }
 
-/* i1 "element of register r is read" (mask, view bounds), or NULL for always. */
-static LLVMValueRef read_cond(Cg *cg, Copy *c, int r) {
+/* i1 "element of register r is read" (mask, view bounds), or NULL for always. A synchronous
+ * copy's condition guards its load: the mask (the pipeline's "this iteration exists", computed in
+ * the innermost loop) joins the bounds compares at its loop depth, so that LLVM hoists the
+ * conjunction of the dims outer loops fix (cg_view_in_bounds_and). */
+static LLVMValueRef read_cond(Cg *cg, Copy *c, int r, bool async) {
     LLVMValueRef cond = c->mask ? reg_of(c->mask, r) : NULL;
-    if (c->bounds && c->rank > 0) cond = and_i1(cg, cond, cg_view_in_bounds(cg, c->vw, c->rank, c->idx, c->idx_t, c->i32, c->op->operands + 3, r));
-    return cond;
+    if (!(c->bounds && c->rank > 0)) return cond;
+    if (!async)
+        return cg_view_in_bounds_and(cg, cond, c->mask ? c->op->operands[3 + c->rank] : NULL, c->vw, c->rank, c->idx,
+                                     c->idx_t, c->i32, c->op->operands + 3, r);
+    return and_i1(cg, cond, cg_view_in_bounds(cg, c->vw, c->rank, c->idx, c->idx_t, c->i32, c->op->operands + 3, r));
 }
 
 
@@ -435,7 +441,7 @@ static bool lower_copy(Cg *cg, Op *op) {
     const CgLocalBuf *lb = c.lb;
     int64_t eb = elem_bytes(cg, lb->et);
     int v = copy_width(cg, &c, eb);
-    bool async = cg->hooks->cp_async && (v * eb == 4 || v * eb == 8 || v * eb == 16);
+    bool async = cg->hooks->cp_async && !ir_op_attr_int(op, "sync", 0) && (v * eb == 4 || v * eb == 8 || v * eb == 16);
     if (cg->opt->remarks)
         diag_remark(cg->diag, op->loc, "%s: '%s' of %s: %s of %lld bytes per thread and group", cg->func->name,
                     op_name(op), cg_type_name(cg, ir_type_with_elem(cg->ir, c.tt, op->operands[0]->type->elem)), async ? "cp.async" : "synchronous copies (no cp.async of this size)",
@@ -451,7 +457,7 @@ static bool lower_copy(Cg *cg, Op *op) {
         else
             dst = reg_ptr(cg, lb, stage, 1, &c.rm, r0);
         if (lb->nvmma && !r0) dst0 = dst;
-        LLVMValueRef src = src_address(cg, &c, r0), cond = read_cond(cg, &c, r0);
+        LLVMValueRef src = src_address(cg, &c, r0), cond = read_cond(cg, &c, r0, async);
         LLVMValueRef own = c.replicated ? cg_owner(cg, &c.rm, r0) : NULL;
         if (own && LLVMIsAConstantInt(own) && LLVMConstIntGetZExtValue(own) == 1) own = NULL;
         LLVMBasicBlockRef join = NULL;

@@ -236,24 +236,32 @@ static int avail_depth(const Value *v, int budget) {
     return d;
 }
 
-LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
-                               Value *const *idx_v, int r) {
+LLVMValueRef cg_view_in_bounds_and(Cg *cg, LLVMValueRef mask, const Value *mask_v, CgVal *vw, int rank,
+                                   CgVal *const *idx, const Type *const *idx_t, bool i32, Value *const *idx_v, int r) {
     /* Compare the dims in the order their indices become available, outermost loop first: the
      * conjunction of the dims a loop does not change is then one value computed before it (LLVM
      * hoists it), and each iteration adds only its own dims' compares, where the textual order
      * (n, c, h, w of a conv's x[n, cs, h, w] inside the loop over c) would leave every partial
-     * conjunction inside the loop. The conjunction is the same in any order. */
-    int order[BOUNDS_ORDER_MAX_RANK], depth[BOUNDS_ORDER_MAX_RANK];
-    int nord = rank < BOUNDS_ORDER_MAX_RANK ? rank : BOUNDS_ORDER_MAX_RANK;
-    for (int d = 0; d < nord; d++) {
-        depth[d] = idx_v ? avail_depth(idx_v[d], 8) : 0;
+     * conjunction inside the loop. The mask joins at its own depth (after the dims of that depth:
+     * a pipelined copy's "iteration exists" is computed in the innermost loop); a mask ANDed
+     * first would pin every partial conjunction to its loop. The conjunction is the same in any
+     * order. Slot `rank` of order[] is the mask. */
+    int order[BOUNDS_ORDER_MAX_RANK + 1], depth[BOUNDS_ORDER_MAX_RANK + 1];
+    int nord = rank < BOUNDS_ORDER_MAX_RANK ? rank : BOUNDS_ORDER_MAX_RANK, nslots = nord;
+    for (int d = 0; d < nord; d++) depth[d] = idx_v ? avail_depth(idx_v[d], 8) : 0;
+    if (mask && nord == rank) depth[nslots++] = mask_v ? avail_depth(mask_v, 8) : 1 << 20;
+    for (int d = 0; d < nslots; d++) {
         int j = d;
         for (; j > 0 && depth[order[j - 1]] > depth[d]; j--) order[j] = order[j - 1];
         order[j] = d;
     }
-    LLVMValueRef c = NULL;
-    for (int k = 0; k < rank; k++) {
-        int d = k < nord ? order[k] : k;
+    LLVMValueRef c = nslots > nord ? NULL : mask;
+    for (int k = 0; k < nslots || k < rank; k++) {
+        int d = k < nslots ? order[k] : k;
+        if (d == rank) { /* the mask's slot */
+            c = c ? LLVMBuildAnd(cg->b, c, mask, "") : mask;
+            continue;
+        }
         LLVMValueRef i = reg_of(idx[d], r), size = vw->regs[1 + d];
         if (i32 && LLVMTypeOf(i) == cg->t_i32 && !ir_type_is_unsigned(idx_t[d])) {
             /* The i32 fact bounds every size by 2^31, and a signed i32 index lies in [-2^31, 2^31):
@@ -268,6 +276,11 @@ LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, c
         c = c ? LLVMBuildAnd(cg->b, c, in, "") : in;
     }
     return c;
+}
+
+LLVMValueRef cg_view_in_bounds(Cg *cg, CgVal *vw, int rank, CgVal *const *idx, const Type *const *idx_t, bool i32,
+                               Value *const *idx_v, int r) {
+    return cg_view_in_bounds_and(cg, NULL, NULL, vw, rank, idx, idx_t, i32, idx_v, r);
 }
 
 /* The address of register r's element. */

@@ -15,12 +15,17 @@
  *                     its next prologue overwrites stages other threads may still be reading).
  * The barrier after the wait makes the copies of every thread visible, and it also guarantees that
  * every thread has finished reading stage (it-1) % S, the one the new copies overwrite.
+ * When no operand's load allows a vector of 4 bytes or more (axis_max_vector_bytes: no cp.async
+ * can move it), the copies are synchronous ({sync = true}), 2 stages are used, and (not for wgmma)
+ * the loop takes the in-place form: no commit or wait, the copies of iteration it+1 after the dot
+ * under one `if` (iteration it+1 exists).
  * Refusals (the loop is left unchanged, a remark with --remarks): no dot operand qualifies (each
  * operand's reason), a step that is not a non-zero constant, buffers over the shared-memory budget
  * even with 2 stages, num_stages < 2. Only the innermost loop holding a dot is touched: the dot
  * must be in the loop body itself. */
 #include "pass_util.h"
 #include "../ir/dot_mma.h"
+#include "../backend/axisinfo.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +47,7 @@ typedef struct Operand {
     const Type *elem;
     int64_t rows, cols, pad;
     Value *buf;
+    bool sync;           /* no cp.async can move it: its vector is under 4 bytes (axis facts) */
 } Operand;
 
 static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
@@ -185,9 +191,12 @@ static void emit_copy(IrBuilder *b, Op *loop, Operand *o, Value *iv_val, Value *
     int mi = view ? 1 + r : 1;
     const Type *shape = view ? ld->operands[1]->type : ld->operands[0]->type;
     const Type *mt = ir_type_with_elem(b->m, shape, ir_type_scalar(b->m, TY_I1));
-    Value *mask = ir_build(b, OP_SPLAT, &valid, 1, mt)->results;
+    Value *mask = valid ? ir_build(b, OP_SPLAT, &valid, 1, mt)->results : NULL;
     bool has_mask = view ? ld->num_operands > 1 + r : ld->num_operands > 1;
-    if (has_mask) mask = ir_build_binary(b, OP_AND, ir_vmap_get(&vm, ld->operands[mi]), mask);
+    if (has_mask) {
+        Value *lm = ir_vmap_get(&vm, ld->operands[mi]);
+        mask = mask ? ir_build_binary(b, OP_AND, lm, mask) : lm;
+    }
     PtrVec ops = {0};
     ptrvec_push(&ops, o->buf);
     ptrvec_push(&ops, stage);
@@ -197,12 +206,25 @@ static void emit_copy(IrBuilder *b, Op *loop, Operand *o, Value *iv_val, Value *
     } else {
         ptrvec_push(&ops, ir_vmap_get(&vm, ld->operands[0]));
     }
-    ptrvec_push(&ops, mask);
+    if (mask) ptrvec_push(&ops, mask);
     Op *cp = ir_build(b, view ? OP_ASYNC_COPY_VIEW : OP_ASYNC_COPY, (Value **)ops.items, ops.len, NULL);
     const Attr *bounds = ir_op_attr(ld, "bounds");
     if (view && bounds) ir_op_set_attr(b->m, cp, "bounds", (Attr *)bounds);
+    if (o->sync) ir_op_set_attr(b->m, cp, "sync", ir_attr_bool(b->m, true));
     ptrvec_free(&ops);
     ir_vmap_free(&vm);
+}
+
+/* `if valid { } else { }` without results before b's position; a builder into its then-block. */
+static IrBuilder guard(IrBuilder *b, Value *valid) {
+    Op *g = ir_op_new(b->m, OP_IF, &valid, 1, NULL, 0, 2, b->loc);
+    if (b->before) ir_insert_before(b->before, g);
+    else ir_block_append(b->block, g);
+    for (int r = 1; r >= 0; r--) {
+        IrBuilder yb = {.m = b->m, .block = g->regions[r].block, .loc = b->loc};
+        ir_build(&yb, OP_YIELD, NULL, 0, NULL);
+    }
+    return (IrBuilder){.m = b->m, .block = g->regions[0].block, .before = g->regions[0].block->last, .loc = b->loc};
 }
 
 static void emit_wait(IrBuilder *b, int pending) {
@@ -210,7 +232,17 @@ static void emit_wait(IrBuilder *b, int pending) {
     ir_op_set_attr(b->m, w, "pending", ir_attr_int(b->m, pending));
 }
 
-static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step) {
+/* inplace: every copy is synchronous ({sync = true}); then there is nothing to commit or wait
+ * for, and the body's copies of iteration it + S-1 go after the dot: the stage they fill was last
+ * read in iteration it-1, before this iteration's barrier, and is read again only after the next
+ * one, so the one barrier per iteration orders both hazards, and the k-step's reads of its own
+ * stage do not wait behind the global loads. */
+static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step, bool inplace) {
+    /* In the in-place form the copies of an iteration past the end are skipped as a whole (one
+     * uniform branch) instead of masked per element: nothing reads the stage they would fill (the
+     * loop ends; a next run's prologue fills stage 0 itself). Not in a loop unroll will expand
+     * (its index arithmetic is rewritten per unrolled iteration, in the body block only). */
+    bool guarded = inplace && !ir_op_attr(loop, "unroll");
     IrModule *m = p->m;
     Block *body = loop->regions[0].block, *kb = ir_func_block(p->f);
     Value *iv = body->args[0], *lb = loop->operands[0], *ub = loop->operands[1];
@@ -234,20 +266,31 @@ static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step)
         Value *ivi = i ? ir_build_binary(&pb, OP_ADD, lb, konst(&pb, it, i * step)) : lb;
         Value *valid = cmp(&pb, pred, ivi, ub);
         Value *stage = konst(&pb, i32, i);
-        for (int k = 0; k < n; k++) emit_copy(&pb, loop, &ops[k], ivi, valid, stage);
-        ir_build(&pb, OP_ASYNC_COMMIT, NULL, 0, NULL);
+        if (guarded) {
+            IrBuilder gb = guard(&pb, valid);
+            for (int k = 0; k < n; k++) emit_copy(&gb, loop, &ops[k], ivi, NULL, stage);
+        } else {
+            for (int k = 0; k < n; k++) emit_copy(&pb, loop, &ops[k], ivi, valid, stage);
+        }
+        if (!inplace) ir_build(&pb, OP_ASYNC_COMMIT, NULL, 0, NULL);
     }
     /* body: wait, barrier, the copies of iteration it + S-1, then stage it % S is read */
     IrBuilder bb = {.m = m, .block = body, .before = body->first, .loc = loop->loc};
-    emit_wait(&bb, S - 2);
+    if (!inplace) emit_wait(&bb, S - 2);
     ir_build(&bb, OP_BARRIER, NULL, 0, NULL);
     Value *iter = ir_build_binary(&bb, OP_DIV, ir_build_binary(&bb, OP_SUB, iv, lb), konst(&bb, it, step));
     Value *cur = ir_build_binary(&bb, OP_REM, iter, konst(&bb, it, S));
     Value *nxt = ir_build_binary(&bb, OP_REM, ir_build_binary(&bb, OP_ADD, iter, konst(&bb, it, S - 1)), konst(&bb, it, S));
     Value *ivn = ir_build_binary(&bb, OP_ADD, iv, konst(&bb, it, (S - 1) * step));
     Value *valid = cmp(&bb, pred, ivn, ub);
-    for (int k = 0; k < n; k++) emit_copy(&bb, loop, &ops[k], ivn, valid, nxt);
-    ir_build(&bb, OP_ASYNC_COMMIT, NULL, 0, NULL);
+    if (inplace) bb.before = body->last; /* the yield: after the dot */
+    if (guarded) {
+        IrBuilder gb = guard(&bb, valid);
+        for (int k = 0; k < n; k++) emit_copy(&gb, loop, &ops[k], ivn, NULL, nxt);
+    } else {
+        for (int k = 0; k < n; k++) emit_copy(&bb, loop, &ops[k], ivn, valid, nxt);
+    }
+    if (!inplace) ir_build(&bb, OP_ASYNC_COMMIT, NULL, 0, NULL);
     for (int k = 0; k < n; k++) {
         Op *ld = ops[k].load;
         IrBuilder lb2 = {.m = m, .block = body, .before = ld, .loc = ld->loc};
@@ -261,7 +304,7 @@ static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step)
      * outer loop) no thread may start the next prologue's copies while another still reads the
      * last stages */
     IrBuilder ab = {.m = m, .block = loop->parent, .before = loop->next, .loc = loop->loc};
-    emit_wait(&ab, 0);
+    if (!inplace) emit_wait(&ab, 0);
     ir_build(&ab, OP_BARRIER, NULL, 0, NULL);
 }
 
@@ -310,6 +353,24 @@ static bool try_loop(Pipe *p, Op *loop, int S) {
         remark(p, loop->loc, "loop not pipelined: dot operand a: %s; dot operand b: %s", why[0], why[1]);
         return false;
     }
+    /* Copies of vectors under 4 bytes (a gather, an NCHW conv's x) cannot be cp.async: they are
+     * loaded and stored by the threads themselves, before the dot's first use of the stage. When no
+     * copy of the loop is asynchronous there is no latency for more stages to hide, and every
+     * stage beyond 2 only costs shared memory and the registers of the refill's addresses. */
+    Arena *arena = arena_new();
+    AxisInfo *ax = axis_analyze(p->f, arena);
+    bool all_sync = true;
+    for (int k = 0; k < n; k++) {
+        ops[k].sync = axis_max_vector_bytes(ax, ops[k].load) < 4;
+        all_sync &= ops[k].sync;
+    }
+    arena_free(arena);
+    /* A loop that unroll will run P iterations per trip keeps S when S divides P and 2 does not:
+     * there the stage numbers become constants (the hand-fused conv's 9 taps with 3 stages). */
+    int want_cfg = S;
+    int64_t unroll = ir_op_attr_int(loop, "unroll", 0);
+    bool constant_stages = unroll > 1 && unroll % S == 0 && unroll % 2 != 0;
+    if (all_sync && S > 2 && !constant_stages) S = 2;
     int64_t per_stage = 0;
     for (int k = 0; k < n; k++) per_stage += stage_bytes(&ops[k]);
     int64_t room = budget(p, dot);
@@ -321,10 +382,14 @@ static bool try_loop(Pipe *p, Op *loop, int S) {
         for (int k = 0; k < n; k++) pass_map_free(&ops[k].slice);
         return false;
     }
-    rewrite(p, loop, ops, n, S, step);
+    /* wgmma reads its stages through the async proxy after the wait wgmma-async places: keep
+     * the committed form there */
+    bool inplace = all_sync && !p->ctx->wgmma;
+    rewrite(p, loop, ops, n, S, step, inplace);
     if (p->ctx->remarks) {
         char fewer[96] = "";
         if (S < want) snprintf(fewer, sizeof fewer, " (not %d: shared-memory budget)", want);
+        else if (S < want_cfg) snprintf(fewer, sizeof fewer, " (not %d: every copy is synchronous, under 4 bytes per vector)", want_cfg);
         remark(p, loop->loc, "loop pipelined: %d stages%s, %lld bytes of shared memory; operand%s %s%s%s", S, fewer,
                (long long)(S * per_stage), n == 2 ? "s" : "", ops[0].which ? "b" : "a", n == 2 ? " and " : "",
                n == 2 ? "b" : "");

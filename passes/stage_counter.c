@@ -13,6 +13,8 @@
  *       ... uses of %r ...                                   %s2 = select (cmp %s1 == S), 0, %s1
  *                                                            yield ..., %s2
  *
+ * With S = 2 the counter flips: %s2 = xor %s, 1 (the pipeline's two synchronous stages).
+ *
  * Applies to every `rem` in a `for` body (the body block itself) whose dividend is the iteration
  * number, or the iteration number plus a constant c >= 0, and whose divisor is a constant S >= 2,
  * with the step a non-zero constant and iv, lb of one signed integer type (the iteration number
@@ -125,6 +127,10 @@ static bool try_loop(IrModule *m, Func *f, Op *loop) {
     PtrVec yv = {0};
     for (int i = 0; i < y->num_operands; i++) ptrvec_push(&yv, y->operands[i]);
     for (int k = 0; k < n; k++) {
+        if (ct[k].S == 2) { /* 0, 1, 0, ...: one xor instead of add, compare and select */
+            ptrvec_push(&yv, ir_build_binary(&bb, OP_XOR, ct[k].arg, ir_build_const_int(&bb, it, 1)));
+            continue;
+        }
         Value *s1 = ir_build_binary(&bb, OP_ADD, ct[k].arg, ir_build_const_int(&bb, it, 1));
         Value *ops[2] = {s1, ir_build_const_int(&bb, it, ct[k].S)};
         Op *eq = ir_build(&bb, OP_CMP, ops, 2, ir_type_scalar(m, TY_I1));

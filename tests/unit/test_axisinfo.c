@@ -150,6 +150,8 @@ static void test_vadd(void) {
     CHECK(facts(&t, "xp")->div[0] == 16);
     CHECK(width(&t, nth_op(&t, OP_LOAD, 0), 4) == 4);
     CHECK(width(&t, nth_op(&t, OP_STORE, 0), 4) == 4);
+    /* Whatever the layout: 4 f32 (aligned 16 bytes, one mask value per 16 elements). */
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_LOAD, 0)) == 16);
     t_free(&t);
 
     /* The generic variant: nothing known about the pointers or n. */
@@ -160,12 +162,16 @@ static void test_vadd(void) {
     CHECK(facts(&t, "xp")->div[0] == 4); /* natural alignment of f32 */
     CHECK(width(&t, nth_op(&t, OP_LOAD, 0), 4) == 1);
     CHECK(width(&t, nth_op(&t, OP_STORE, 0), 4) == 1);
+    /* One element: 4 bytes, still a cp.async size. */
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_LOAD, 0)) == 4);
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_MUL, 0)) == 0); /* not a memory op */
     t_free(&t);
 
     /* Aligned pointers but n unknown: the mask limits the width. */
     CHECK(t_init(&t, vadd_text, "vadd__a_a_x"));
     if (!t.ax) goto out;
     CHECK(width(&t, nth_op(&t, OP_LOAD, 0), 4) == 1);
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_LOAD, 0)) == 4);
 out:
     t_free(&t);
 }
@@ -332,12 +338,17 @@ static void test_views(void) {
     CHECK(width(&t, nth_op(&t, OP_VIEW_STORE, 0), 4) == 4);
     /* Transposed indexing: the fast dim of the tile walks the strided dim of the view. */
     CHECK(width(&t, nth_op(&t, OP_VIEW_LOAD, 1), 4) == 1);
+    /* The layout-free bound sees the contiguous dim of either indexing: the layout pass can make
+     * it the fast one. */
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_VIEW_LOAD, 0)) == 16);
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_VIEW_LOAD, 1)) == 16);
     t_free(&t);
 
     CHECK(t_init(&t, view_text, "vc"));
     if (!t.ax) goto out;
     CHECK(!axis_view_i32(t.ax, ir_func_block(t.f)->args[0]));
     CHECK(width(&t, nth_op(&t, OP_VIEW_LOAD, 0), 4) == 1);
+    CHECK(axis_max_vector_bytes(t.ax, nth_op(&t, OP_VIEW_LOAD, 0)) == 4); /* one f32 */
     t_free(&t);
 
     /* Contiguous and aligned, but sizes of unknown divisibility: the bounds mask limits it. */
