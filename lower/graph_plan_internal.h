@@ -7,6 +7,7 @@
  *   graph_plan_print.c    checking launches against their kernels; the plan text
  *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
  *   graph_reduce_split.c  a split reduce: partials per part of each line, then their combine (two launches)
+ *   graph_row_split.c     a split softmax or layer_norm: partials per part of each row, then each part stored
  *   graph_row_chain.c     row chains (reduce -> views, linear layers, pointwise, softmax: one CTA per row)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *
