@@ -15,7 +15,7 @@
  *     of -inf give NaN everywhere in softmax and log_softmax, a finite row beside them is checked as above.
  * Tolerance: |got - ref| <= slope * (e + u * |y|) + rtol * |ref| (no absolute floor: softmax's values are near
  * 1 / A). y: the op's float64 result, slope: the epilogue's at y (3, relu's 0 or 1, sigmoid's s (1 - s), 1);
- * u: one rounding of y to T where the kernel's f32 y and the reference may straddle a rounding boundary (2^-8
+ * u: one ulp of y in T, where the kernel's f32 y and the reference may straddle a rounding boundary (2^-7
  * bf16, 2^-23 f32); e: the f32 error of the op, with D = cdiv(A, 256) + 24 the depth of its sums (256 lanes sum
  * in order, then a tree; a split row sums shorter runs plus its partials: no deeper): softmax (D + 8) 2^-24 |y|
  * (the sum's relative error, exp and the division), log_softmax (D + 4 (|x - max| + log sum)) 2^-24, layer_norm
@@ -103,7 +103,7 @@ static double prologue(const SoftCase *c, const Tensor *x, const Tensor *s, cons
 static void reference(const SoftCase *c, const Tensor *x, const Tensor *s, const Tensor *t, const Tensor *g,
                       const Tensor *b, double *ref, double *tol) {
     int64_t O = c->O, A = c->A, I = c->I;
-    double depth = (double)((A + 255) / 256 + 24), u = c->dt == F32 ? 0x1p-23 : 0x1p-8;
+    double depth = (double)((A + 255) / 256 + 24), u = c->dt == F32 ? 0x1p-23 : 0x1p-7;
     double *v = malloc((size_t)A * sizeof *v);
     for (int64_t o = 0; o < O; o++)
         for (int64_t i = 0; i < I; i++) {
