@@ -50,9 +50,16 @@ static bool is_prepare(GpGraph *g, Op *op) {
     return true;
 }
 
+/* One op's launches: a softmax or layer_norm the fuse pass split (graph_row_split.c), else its own lowering. */
+static bool lower_op(GpGraph *g, Op *op) {
+    if ((op->kind == OP_G_SOFTMAX || op->kind == OP_G_LAYER_NORM) && graph_reduce_parts(op) > 1)
+        return gp_lower_row_split(g, op);
+    return gp_lower_op(g, op);
+}
+
 static bool lower_single(GpGraph *g, Op *op) {
     g->prepare = is_prepare(g, op);
-    bool ok = gp_lower_op(g, op);
+    bool ok = lower_op(g, op);
     g->prepare = false;
     return ok;
 }
@@ -273,8 +280,9 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
         return lower_each(g, mem, n);
     int nlaunches = g->launches.len, inserted = g->inserted;
     g->fuse = &fu;
-    bool ok = gp_lower_op(g, mem[0]);
-    /* A split reduce (graph_reduce_split.c) reads the operand in its first launch: the prologue goes there. */
+    bool ok = lower_op(g, mem[0]);
+    /* A split reduction (graph_reduce_split.c, graph_row_split.c) reads the operand in its first launch: the
+     * prologue goes there (and into the last too when that one re-reads it: pro_last). */
     GpFuse *pf = fu.first ? fu.first : &fu;
     if (!ok) {
         discard(g, pf);
@@ -311,6 +319,11 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
     }
     if (fits && pf->fresh && pro.n)
         fits = gp_prologue(g->m, pf->fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
+    /* The last launch reads the operand through the same view as the first: the same side views serve it. */
+    bool both = pro.n && fu.pro_last && pf != &fu;
+    if (fits && both) fits = l->args[pro.operand].tensor == pl->args[pro.operand].tensor;
+    if (fits && both && fu.fresh)
+        fits = gp_prologue(g->m, fu.fresh, pro.operand, pro.steps, pro.n, pelems, pones, pro.nsides);
     if (!fits) {
         /* graph_side_fits said these views exist: the rule and the views disagree (a compiler bug). */
         diag_error(g->d, mem[0]->loc, "internal error: group %lld cannot be lowered as one kernel: a side input cannot "
@@ -331,6 +344,8 @@ static bool lower_group(GpGraph *g, Op **mem, int n) {
         gp_arg_view(g, l, views[i].t, views[i].perm, views[i].nperm, views[i].shape, views[i].nshape);
     for (int i = 0; i < pro.nsides; i++)
         gp_arg_view(g, pl, pviews[i].t, pviews[i].perm, pviews[i].nperm, pviews[i].shape, pviews[i].nshape);
+    for (int i = 0; both && i < pro.nsides; i++) /* after the epilogue's, as gp_prologue appended them */
+        gp_arg_view(g, l, pviews[i].t, pviews[i].perm, pviews[i].nperm, pviews[i].shape, pviews[i].nshape);
     return true;
 }
 

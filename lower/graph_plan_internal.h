@@ -7,6 +7,7 @@
  *   graph_plan_print.c    checking launches against their kernels; the plan text
  *   graph_plan_fuse.c     fused groups (one kernel per anchor + pointwise chain) and prepare ops
  *   graph_reduce_split.c  a split reduce: partials per part of each line, then their combine (two launches)
+ *   graph_row_split.c     a split softmax or layer_norm: partials per part of each row, then each part stored
  *   graph_row_chain.c     row chains (reduce -> views, linear layers, pointwise, softmax: one CTA per row)
  *   graph_epilogue.c      the pointwise chain as tile IR, spliced at the anchor kernel's stores
  *   graph_weight_pack.c   frozen conv weights packed [R, S, C, K] once by a prepare (NHWC convs)
@@ -95,6 +96,8 @@ typedef struct GpFuse {
                              reads the operand and so takes the prologue (the last launch takes the epilogue); NULL
                              when the anchor has one launch or the group no prologue */
     struct GpLaunch *first_launch; /* a split reduce's first launch (set with or without `first`) */
+    bool pro_last;        /* the last launch reads the operand too (a split softmax or layer_norm re-reads x to store
+                             it: graph_row_split.c), so the prologue is spliced into both instances */
 } GpFuse;
 
 typedef struct GpStd GpStd;
@@ -264,6 +267,22 @@ bool gp_lower_grouped(GpGraph *g, Op *op);
  * reporting at the op. */
 bool gp_lower_reduce_split(GpGraph *g, Op *op, int code, const char *T, int xv, int yv, const char *const *oai,
                            const char *const *oi, int64_t parts);
+/* The instance of a split's first launch (decl: std_reduce_part, std_layer_norm_part): in a fused group with a
+ * prologue, a second fresh instance named after the prologue alone (the anchor's, requested first, is the last
+ * launch's), recorded in g->fuse->first for graph_plan_fuse.c to splice and commit. */
+Func *gp_split_part_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n);
+/* The part length *chunk (cdiv(A, parts) rounded up to a multiple of part's BLOCK_A) and the parts *S of a row of
+ * A values (plan text; S = cdiv(A, chunk) when A is literal, so no part is empty). false after reporting at op
+ * (parts outside 2..65536). */
+bool gp_split_sizes(GpGraph *g, Op *op, Func *part, const char *A, int64_t parts, const char **chunk, const char **S);
+
+/* --- graph_row_split.c ----------------------------------------------------------------------- */
+/* Lowers graph.softmax or graph.layer_norm op with its `split` attribute (docs/passes/fuse.md "Split
+ * reductions") as two launches of L * S programs around an f32 partials buffer [L, 2, S]: softmax's
+ * std_reduce_part (log_sum_exp) then std_softmax_split, layer_norm's std_layer_norm_part then
+ * std_layer_norm_split. Both launches read x as their argument 0, so a fused prologue runs in both (GpFuse's
+ * pro_last), the epilogue in the second only. false after reporting at the op. */
+bool gp_lower_row_split(GpGraph *g, Op *op);
 
 /* --- graph_row_chain.c ----------------------------------------------------------------------- */
 /* Whether the group mem[0..n) is a row chain (a reduce followed by a view, matmul or softmax member:

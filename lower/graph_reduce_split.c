@@ -17,29 +17,45 @@
 /* The parts of a line the lowering takes from one `split` attribute: far more than any wave of CTAs. */
 #define SPLIT_MAX_PARTS (1 << 16)
 
-/* The part kernel's instance: in a fused group with a prologue, a second fresh instance (the anchor's, the first
- * request, is the combine's), recorded in g->fuse->first for graph_plan_fuse.c to splice and commit. */
-static Func *part_kernel(GpGraph *g, const char *const *values) {
-    static const char *const names[] = {"T", "OP", "BLOCK_A"};
+Func *gp_split_part_kernel(GpGraph *g, const char *decl, const char *const *names, const char *const *values, int n) {
     GpFuse *fu = g->fuse;
-    if (!fu || !fu->prologue) return gp_kernel(g, "std_reduce_part", names, values, 3, g->graph->loc);
+    if (!fu || !fu->prologue) return gp_kernel(g, decl, names, values, n, g->graph->loc);
     GpFuse *first = arena_calloc(g->a, 1, sizeof *first);
     *first = (GpFuse){.anchor = fu->anchor, .last = fu->last, .key = fu->key,
                       .suffix = arena_strndup(g->a, fu->suffix, (size_t)fu->pro_suffix_len)};
     g->fuse = first;
-    Func *k = gp_kernel(g, "std_reduce_part", names, values, 3, g->graph->loc);
+    Func *k = gp_kernel(g, decl, names, values, n, g->graph->loc);
     g->fuse = fu;
     fu->first = first;
     return k;
 }
 
+bool gp_split_sizes(GpGraph *g, Op *op, Func *part, const char *A, int64_t parts, const char **chunk, const char **S) {
+    if (parts < 2 || parts > SPLIT_MAX_PARTS) {
+        diag_error(g->d, op->loc, "'%s': attribute 'split' must be an integer from 2 to %d", ir_op_info[op->kind].name,
+                   SPLIT_MAX_PARTS);
+        return false;
+    }
+    int64_t block = gp_kconst(g, part, "BLOCK_A", op->loc), a;
+    if (block < 1) return false;
+    if (gp_is_lit(A, &a)) {
+        int64_t c = (a + parts - 1) / parts;
+        c = (c + block - 1) / block * block;
+        *chunk = arena_printf(g->a, "%lld", (long long)c);
+        *S = arena_printf(g->a, "%lld", (long long)((a + c - 1) / c));
+    } else {
+        *chunk = gp_mul(g, gp_cdiv(g, A, parts * block), arena_printf(g->a, "%lld", (long long)block));
+        *S = arena_printf(g->a, "%lld", (long long)parts);
+    }
+    return true;
+}
+
 bool gp_lower_reduce_split(GpGraph *g, Op *op, int code, const char *T, int xv, int yv, const char *const *oai,
                            const char *const *oi, int64_t parts) {
     const char *kind = ir_op_attr_str(op, "kind");
-    if (code == graph_kind(GK_PROD)->code || parts < 2 || parts > SPLIT_MAX_PARTS) {
-        diag_error(g->d, op->loc, "'graph.reduce': attribute 'split' must be %s", code == graph_kind(GK_PROD)->code
-                   ? "absent for kind \"prod\" (a product is computed in order, one element at a time)"
-                   : arena_printf(g->a, "an integer from 2 to %d", SPLIT_MAX_PARTS));
+    if (code == graph_kind(GK_PROD)->code) {
+        diag_error(g->d, op->loc, "'graph.reduce': attribute 'split' must be absent for kind \"prod\" (a product is "
+                   "computed in order, one element at a time)");
         return false;
     }
     const char *A = oai[2], *L = gp_mul(g, gp_prod(g, oai, 0, 2), oai[3]), *code_s = arena_printf(g->a, "%d", code);
@@ -51,20 +67,10 @@ bool gp_lower_reduce_split(GpGraph *g, Op *op, int code, const char *T, int xv, 
     if (fu) fu->suffix += fu->pro_suffix_len;
     Func *k2 = gp_kernel(g, "std_reduce_combine", (const char *[]){"T", "OP"}, (const char *[]){T, code_s}, 2, op->loc);
     if (fu) fu->suffix = suffix;
-    Func *k1 = k2 ? part_kernel(g, (const char *[]){T, code_s, block_s}) : NULL;
-    if (!k1) return false;
-    int64_t block = gp_kconst(g, k1, "BLOCK_A", op->loc), a;
-    if (block < 1) return false;
+    Func *k1 = k2 ? gp_split_part_kernel(g, "std_reduce_part", (const char *[]){"T", "OP", "BLOCK_A"},
+                                         (const char *[]){T, code_s, block_s}, 3) : NULL;
     const char *chunk, *S;
-    if (gp_is_lit(A, &a)) {
-        int64_t c = (a + parts - 1) / parts;
-        c = (c + block - 1) / block * block;
-        chunk = arena_printf(g->a, "%lld", (long long)c);
-        S = arena_printf(g->a, "%lld", (long long)((a + c - 1) / c));
-    } else {
-        chunk = gp_mul(g, gp_cdiv(g, A, parts * block), arena_printf(g->a, "%lld", (long long)block));
-        S = arena_printf(g->a, "%lld", (long long)parts);
-    }
+    if (!k1 || !gp_split_sizes(g, op, k1, A, parts, &chunk, &S)) return false;
     const char *pd[3] = {L, kind && !strcmp(kind, graph_kind(GK_LOG_SUM_EXP)->name) ? "2" : "1", S};
     const GpTensor *Y = gp_t(g, yv);
     int p = gp_new_buffer(g, arena_printf(g->a, "%s_part", Y->kind == GP_ALIAS ? gp_t(g, Y->source)->name : Y->name), "f32",

@@ -226,8 +226,8 @@ static void partition(Fuse *f, Arena *a) {
     }
 }
 
-/* What one CTA per row leaves out, said with every row kernel's remark: a row of a reduction is never split
- * across CTAs (a split reduction with a second pass), so a few long rows use a few SMs. */
+/* What one CTA per row leaves out, said with every row chain's remark: a row chain is never split across CTAs
+ * (reduce_split.c splits a reduce, softmax or layer_norm of its own), so a few long rows use a few SMs. */
 #define ONE_CTA_PER_ROW "each row stays in one CTA (no split reduction across CTAs: fewer rows than SMs leave SMs idle)"
 
 /* The remarks of a row chain's member ci (r its chain operand): the chain itself at its second member,
@@ -287,27 +287,45 @@ static void remark_row(const Fuse *f, Arena *a, DiagEngine *d, int ci, const Val
     sb_free(&sides);
 }
 
-/* Where layer_norm's row lives in its kernel (the lowering follows graph_layer_norm_row). */
-static void remark_layer_norm(const Fuse *f, DiagEngine *d, const Op *c, int ci) {
+/* Why the split rule (reduce_split.c) keeps op's rows in one CTA each, for a remark. */
+static const char *whole_why(const Fuse *f, Arena *a, const Op *op) {
+    ReduceSplit rs;
     int64_t len;
     int block;
+    if (graph_reduce_split(op, f->target, &rs)) return "";
+    if (op->kind == OP_G_LAYER_NORM && graph_layer_norm_row(op, &len, &block))
+        return "not split across CTAs: a held row is read once, a split would read it twice";
+    if (!rs.lines) return "not split across CTAs: a symbolic extent is known only when the plan runs";
+    if (rs.lines * 2 > rs.wave)
+        return arena_printf(a, "not split across CTAs: its %lld rows fill at least half a wave of %s (%lld CTAs)",
+                            (long long)rs.lines, rs.target, (long long)rs.wave);
+    return arena_printf(a, "not split across CTAs: rows of %lld values are too short for two parts of %d", (long long)rs.len,
+                        GRAPH_REDUCE_SPLIT_MIN_PART);
+}
+
+/* Where layer_norm's row lives in its kernel (the lowering follows graph_layer_norm_row); a split one says so in
+ * remark_split instead. */
+static void remark_layer_norm(const Fuse *f, Arena *a, DiagEngine *d, const Op *c, int ci) {
+    int64_t len;
+    int block;
+    if (graph_reduce_parts(c) > 1) return;
     if (graph_layer_norm_row(c, &len, &block))
         diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row of %lld values, held in registers (a tile of %d) "
-                    "from its one load to its store; the mean and 1/sqrt(var + eps) stay in registers; %s",
-                    f->group[ci], (long long)len, block, ONE_CTA_PER_ROW);
+                    "from its one load to its store; the mean and 1/sqrt(var + eps) stay in registers; each row stays in "
+                    "one CTA (%s)", f->group[ci], (long long)len, block, whole_why(f, a, c));
     else
         diag_remark(d, c->loc, "layer_norm (kernel %d): one CTA per row, read from DRAM three times in tiles of %d (mean, "
                     "variance, store: the row is symbolic or longer than the %d values held in registers); the mean and "
-                    "1/sqrt(var + eps) stay in registers; %s", f->group[ci], block, GRAPH_LAYER_NORM_ROW_MAX,
-                    ONE_CTA_PER_ROW);
+                    "1/sqrt(var + eps) stay in registers; each row stays in one CTA (%s)", f->group[ci], block,
+                    GRAPH_LAYER_NORM_ROW_MAX, whole_why(f, a, c));
 }
 
-/* Split reductions (reduce_split.c): every reduce that is not a row chain's source gets `split = S` when the
- * rule splits it on the target, and loses any earlier `split` when it does not. */
+/* Split reductions (reduce_split.c): every reduce, softmax and layer_norm that is not in a row chain gets
+ * `split = S` when the rule splits it on the target, and loses any earlier `split` when it does not. */
 static void split_reduces(Fuse *f) {
     for (int i = 0; i < f->n; i++) {
         Op *op = f->ops[i];
-        if (op->kind != OP_G_REDUCE) continue;
+        if (op->kind != OP_G_REDUCE && op->kind != OP_G_SOFTMAX && op->kind != OP_G_LAYER_NORM) continue;
         ReduceSplit rs;
         if (!f->row[f->anchor[i]] && graph_reduce_split(op, f->target, &rs))
             ir_op_set_attr(f->g->module, op, "split", ir_attr_int(f->g->module, rs.parts));
@@ -316,29 +334,46 @@ static void split_reduces(Fuse *f) {
     }
 }
 
-/* Where a split reduce's partials live and why (reduce_split.c's numbers). */
-static void remark_split(const Fuse *f, DiagEngine *d, const Op *c, int ci) {
+/* Where a split reduction's partials live and why (reduce_split.c's numbers); for softmax and layer_norm also
+ * what the second pass re-reads. */
+static void remark_split(const Fuse *f, Arena *a, DiagEngine *d, const Op *c, int ci) {
     ReduceSplit rs;
     if (!graph_reduce_split(c, f->target, &rs) || rs.parts != graph_reduce_parts(c)) return;
     bool pro = f->store[f->anchor[ci]] == ci && f->anchor[ci] != ci, epi = false;
     for (int k = 0; k < f->n; k++) epi |= f->prev[k] == ci;
-    diag_remark(d, c->loc, "reduce (kernel %d) is split across CTAs: its %lld line%s of %lld values %s fewer than a "
-                "wave of %s fills (%d SMs x %d CTAs = %lld), so each line is cut into %lld parts of %lld; the first "
-                "launch (%lld programs%s) writes %lld f32 partials per line to DRAM (%lld bytes per line: they cross "
-                "CTAs), the second (one program per line) combines them, applies the reduce's finish%s and stores",
-                f->group[ci], (long long)rs.lines, rs.lines == 1 ? "" : "s", (long long)rs.len,
-                rs.lines == 1 ? "is" : "are", rs.target, rs.sms, rs.resident,
-                (long long)rs.wave, (long long)rs.parts, (long long)rs.chunk, (long long)(rs.lines * rs.parts),
-                pro ? ", the prologue in its loads" : "", (long long)(rs.partial_bytes / 4), (long long)rs.partial_bytes,
-                epi ? " and the epilogue" : "");
+    const char *why = arena_printf(a, "%lld %s%s of %lld values %s fewer than a wave of %s fills (%d SMs x %d CTAs = %lld), "
+                                   "so each %s is cut into %lld parts of %lld", (long long)rs.lines,
+                                   c->kind == OP_G_REDUCE ? "line" : "row", rs.lines == 1 ? "" : "s", (long long)rs.len,
+                                   rs.lines == 1 ? "is" : "are", rs.target, rs.sms, rs.resident, (long long)rs.wave,
+                                   c->kind == OP_G_REDUCE ? "line" : "row", (long long)rs.parts, (long long)rs.chunk);
+    if (c->kind == OP_G_REDUCE) {
+        diag_remark(d, c->loc, "reduce (kernel %d) is split across CTAs: its %s; the first launch (%lld programs%s) writes "
+                    "%lld f32 partials per line to DRAM (%lld bytes per line: they cross CTAs), the second (one program "
+                    "per line) combines them, applies the reduce's finish%s and stores",
+                    f->group[ci], why, (long long)(rs.lines * rs.parts), pro ? ", the prologue in its loads" : "",
+                    (long long)(rs.partial_bytes / 4), (long long)rs.partial_bytes, epi ? " and the epilogue" : "");
+        return;
+    }
+    bool sm = c->kind == OP_G_SOFTMAX;
+    const char *name = !sm ? "layer_norm" : ir_op_attr_int(c, "log", 0) ? "log_softmax" : "softmax";
+    const char *stats = sm ? "its max and its sum of exp(x - max)" : "its mean and its sum of squared deviations (Welford)";
+    const char *store = sm ? (ir_op_attr_int(c, "log", 0) ? "x - max - log(sum)" : "exp(x - max) / sum")
+                           : "(x - mean) / sqrt(var + eps), scaled and shifted";
+    diag_remark(d, c->loc, "%s (kernel %d) is split across CTAs: its %s; the first launch (%lld programs%s) writes two f32 "
+                "partials per part, %s, to DRAM (%lld bytes per row: they cross CTAs), the second (%lld programs again%s) "
+                "combines its row's partials%s, re-reads its part of x (%s bytes re-read in all%s) and stores %s%s",
+                name, f->group[ci], why, (long long)(rs.lines * rs.parts), pro ? ", the prologue in its loads" : "", stats,
+                (long long)rs.partial_bytes, (long long)(rs.lines * rs.parts), pro ? ", the prologue recomputed in its loads" : "",
+                sm ? "" : " (Chan's parallel combine)", graph_bytes_text(a, c->operands[0]->type, 1),
+                pro ? ", of the prologue's input" : "", store, epi ? ", then the epilogue" : "");
 }
 
 /* One remark per producer -> consumer edge between kernels, and one per fused consumer. */
 static void remark_all(const Fuse *f, Arena *a, DiagEngine *d) {
     for (int ci = 0; ci < f->n; ci++) {
         const Op *c = f->ops[ci];
-        if (c->kind == OP_G_LAYER_NORM) remark_layer_norm(f, d, c, ci);
-        if (graph_reduce_parts(c) > 1) remark_split(f, d, c, ci);
+        if (c->kind == OP_G_LAYER_NORM) remark_layer_norm(f, a, d, c, ci);
+        if (graph_reduce_parts(c) > 1) remark_split(f, a, d, c, ci);
         for (int k = 0; k < c->num_operands; k++) {
             const Value *r = c->operands[k];
             int pi = r->def ? index_of(f, r->def) : -1;

@@ -157,6 +157,13 @@ static const char *fuse_prologue_where(const Op *c, int k) {
     case GRAPH_PRO_TAP:
         return "in registers after each load of a window tap; padded taps read 0";
     case GRAPH_PRO_LINE:
+        /* A split one (reduce_split.c) reads x in its first launch, and a softmax or layer_norm in its second too. */
+        if (graph_reduce_parts(c) > 1)
+            return c->kind == OP_G_REDUCE ? "in registers after each load of the line, in the first of the split's two "
+                                            "launches (the partials); lanes past the line read 0"
+                                          : "in registers after each load of the row, in both of the split's launches "
+                                            "(each reads its part of the row once: for the partials, then to store "
+                                            "it); lanes past the row read 0";
         /* Whether the line stays in registers is the layer_norm kernel's choice (graph_layer_norm_row). */
         if (c->kind != OP_G_LAYER_NORM) break;
         return graph_layer_norm_row(c, &len, &block)

@@ -47,7 +47,8 @@ const char *graph_value_name(Arena *a, const Value *v) {
 bool graph_op_is_free(const Op *op) { return op->kind == OP_G_RESHAPE || graph_op_is_prepare(op); }
 
 int64_t graph_reduce_parts(const Op *op) {
-    const Attr *a = op->kind == OP_G_REDUCE ? ir_op_attr(op, "split") : NULL;
+    bool can = op->kind == OP_G_REDUCE || op->kind == OP_G_SOFTMAX || op->kind == OP_G_LAYER_NORM;
+    const Attr *a = can ? ir_op_attr(op, "split") : NULL;
     return a && a->kind == ATTR_INT && a->i > 1 ? a->i : 1;
 }
 

@@ -68,7 +68,8 @@ bool graph_side_fits_runs(const Type *y, const int *ends, int nruns, const Op *c
  * *block: the kernel's BLOCK_A. */
 #define GRAPH_LAYER_NORM_ROW_MAX 4096
 bool graph_layer_norm_row(const Op *op, int64_t *len, int *block);
-/* Split reductions (reduce_split.c, docs/passes/fuse.md "Split reductions"): whether graph.reduce op runs on
+/* Split reductions (reduce_split.c, docs/passes/fuse.md "Split reductions"): whether graph.reduce, graph.softmax
+ * or graph.layer_norm op (its rows: "lines") runs on
  * target t (NULL: tgt_default()) as two launches, S parts of every line reduced into f32 partials in DRAM by
  * the first and combined by the second, rather than one program per line. The rule's inputs and outcome go
  * into *rs (lines and len 0 when the op is not a reduce the rule can size: symbolic dims, a prod, integers).
@@ -76,6 +77,7 @@ bool graph_layer_norm_row(const Op *op, int64_t *len, int *block);
 #define GRAPH_REDUCE_SPLIT_BLOCK 256     /* the kernels' BLOCK_A (lang/std/reduce.tile): a part is a multiple */
 #define GRAPH_REDUCE_SPLIT_MIN_PART 2048 /* elements: the shortest part worth a program of its own */
 #define GRAPH_REDUCE_SPLIT_WARPS 4       /* std_reduce_part's CTA (the default num_warps) */
+#define GRAPH_ROW_SPLIT_REREAD 64        /* softmax, layer_norm: S parts of a row of A values need S * S * 64 <= A */
 typedef struct ReduceSplit {
     int64_t lines, len;      /* L = O*I lines of A = len elements each */
     int sms, resident;       /* tgt_sms(t); CTAs of 4 warps resident per SM */
@@ -85,7 +87,8 @@ typedef struct ReduceSplit {
     const char *target;      /* t's name, for the remark */
 } ReduceSplit;
 bool graph_reduce_split(const Op *op, const TgtTarget *t, ReduceSplit *rs);
-/* The `split` attribute of graph.reduce op (the fuse pass's decision): S >= 2, or 1 when it has none. */
+/* The `split` attribute of graph.reduce, graph.softmax or graph.layer_norm op (the fuse pass's decision): S >= 2,
+ * or 1 when it has none. */
 int64_t graph_reduce_parts(const Op *op);
 /* Whether op is a pointwise graph op that a fused chain may hold: graph.unary, graph.binary,
  * graph.batch_norm (by its input) and graph.map. */
