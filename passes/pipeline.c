@@ -227,6 +227,14 @@ static IrBuilder guard(IrBuilder *b, Value *valid) {
     return (IrBuilder){.m = b->m, .block = g->regions[0].block, .before = g->regions[0].block->last, .loc = b->loc};
 }
 
+/* The copies of one iteration (iv) into stage: each masked by valid, or (guarded) all under one
+ * `if valid`. */
+static void emit_copies(IrBuilder *b, Op *loop, Operand *ops, int n, Value *iv, Value *valid, Value *stage,
+                        bool guarded) {
+    IrBuilder gb = guarded ? guard(b, valid) : *b;
+    for (int k = 0; k < n; k++) emit_copy(&gb, loop, &ops[k], iv, guarded ? NULL : valid, stage);
+}
+
 static void emit_wait(IrBuilder *b, int pending) {
     Op *w = ir_build(b, OP_ASYNC_WAIT, NULL, 0, NULL);
     ir_op_set_attr(b->m, w, "pending", ir_attr_int(b->m, pending));
@@ -266,12 +274,7 @@ static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step,
         Value *ivi = i ? ir_build_binary(&pb, OP_ADD, lb, konst(&pb, it, i * step)) : lb;
         Value *valid = cmp(&pb, pred, ivi, ub);
         Value *stage = konst(&pb, i32, i);
-        if (guarded) {
-            IrBuilder gb = guard(&pb, valid);
-            for (int k = 0; k < n; k++) emit_copy(&gb, loop, &ops[k], ivi, NULL, stage);
-        } else {
-            for (int k = 0; k < n; k++) emit_copy(&pb, loop, &ops[k], ivi, valid, stage);
-        }
+        emit_copies(&pb, loop, ops, n, ivi, valid, stage, guarded);
         if (!inplace) ir_build(&pb, OP_ASYNC_COMMIT, NULL, 0, NULL);
     }
     /* body: wait, barrier, the copies of iteration it + S-1, then stage it % S is read */
@@ -284,12 +287,7 @@ static void rewrite(Pipe *p, Op *loop, Operand *ops, int n, int S, int64_t step,
     Value *ivn = ir_build_binary(&bb, OP_ADD, iv, konst(&bb, it, (S - 1) * step));
     Value *valid = cmp(&bb, pred, ivn, ub);
     if (inplace) bb.before = body->last; /* the yield: after the dot */
-    if (guarded) {
-        IrBuilder gb = guard(&bb, valid);
-        for (int k = 0; k < n; k++) emit_copy(&gb, loop, &ops[k], ivn, NULL, nxt);
-    } else {
-        for (int k = 0; k < n; k++) emit_copy(&bb, loop, &ops[k], ivn, valid, nxt);
-    }
+    emit_copies(&bb, loop, ops, n, ivn, valid, nxt, guarded);
     if (!inplace) ir_build(&bb, OP_ASYNC_COMMIT, NULL, 0, NULL);
     for (int k = 0; k < n; k++) {
         Op *ld = ops[k].load;
