@@ -246,6 +246,9 @@ int gp_copy(GpGraph *g, int src, const char *hint, SrcLoc loc);
 /* gp_copy of a window into a buffer, its launch put before the launches of the op being lowered (op_launch0);
  * a read through a reshape the window cannot take. -1 after an error. */
 int gp_copy_before(GpGraph *g, int src, const char *hint);
+/* Moves the last launch to op_launch0, before the launches of the op being lowered (a copy or pack
+ * that op needs first), and advances op_launch0. Needs at least one launch at or after op_launch0. */
+void gp_launch_to_op_start(GpGraph *g);
 
 /* The pointwise step of a graph.unary, graph.binary, graph.batch_norm or graph.map: its fn (instantiated
  * from lang/std for the built-ins) and args; chain and side are the caller's. false after reporting at op. */

@@ -283,6 +283,14 @@ int gp_copy(GpGraph *g, int src, const char *name, SrcLoc loc) {
     return k && elementwise(g, k, &src, 1, y, loc, &l) ? y : -1;
 }
 
+void gp_launch_to_op_start(GpGraph *g) {
+    void *l = g->launches.items[g->launches.len - 1];
+    memmove(&g->launches.items[g->op_launch0 + 1], &g->launches.items[g->op_launch0],
+            sizeof(void *) * (size_t)(g->launches.len - 1 - g->op_launch0));
+    g->launches.items[g->op_launch0++] = l;
+    g->inserted++;
+}
+
 int gp_copy_before(GpGraph *g, int src, const char *hint) {
     GpFuse *fu = g->fuse;
     bool prep = g->prepare;
@@ -292,11 +300,7 @@ int gp_copy_before(GpGraph *g, int src, const char *hint) {
     g->fuse = fu;
     g->prepare = prep;
     if (y < 0) return -1;
-    void *l = g->launches.items[g->launches.len - 1];
-    memmove(&g->launches.items[g->op_launch0 + 1], &g->launches.items[g->op_launch0],
-            sizeof(void *) * (size_t)(g->launches.len - 1 - g->op_launch0));
-    g->launches.items[g->op_launch0++] = l;
-    g->inserted++;
+    gp_launch_to_op_start(g);
     if (g->remarks)
         diag_remark(g->d, g->graph->loc, "copied window %s of %s into %s: an op reads it through a reshape its strides "
                     "cannot take", gp_t(g, src)->name, gp_t(g, gp_t(g, src)->source)->name, gp_t(g, y)->name);

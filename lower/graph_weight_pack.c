@@ -55,10 +55,7 @@ int gp_pack_rsck(GpGraph *g, int w, bool *reused, SrcLoc loc) {
         gp_arg_view(g, l, w, perm, 4, shape, GP_ELEMWISE_RANK);
         gp_arg_view(g, l, y, NULL, 0, shape, GP_ELEMWISE_RANK);
         /* Before the launches of the op being lowered: a fused group finds its anchor's launch last. */
-        memmove(&g->launches.items[g->op_launch0 + 1], &g->launches.items[g->op_launch0],
-                sizeof(void *) * (size_t)(g->launches.len - 1 - g->op_launch0));
-        g->launches.items[g->op_launch0++] = l;
-        g->inserted++;
+        gp_launch_to_op_start(g);
     }
     g->fuse = fu;
     g->prepare = prep;
